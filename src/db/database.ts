@@ -1,0 +1,118 @@
+import type { Kysely, Transaction } from 'kysely';
+
+// Booleans are declared BOOLEAN in both dialects; PostgreSQL returns true/false and SQLite 0/1, so mappers read
+// them with Boolean(). Money is stored as decimal text (exact, both dialects); JSON documents as text; instants
+// as RFC 3339 UTC text with milliseconds, which sorts correctly as text.
+type Bool = boolean | number;
+
+export interface ApiKeysTable {
+  account_id: string;
+  id: string;
+  name: string | null;
+  key_hash: string;
+  read_only: Bool;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface BundlesTable {
+  account_id: string;
+  id: string;
+  is_active: Bool;
+  header_product_id: string;
+  header_properties: string;
+  cloned_bundle_temp_name: string | null;
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface BundleOptionsTable {
+  account_id: string;
+  id: string;
+  bundle_id: string;
+  type: 'INCLUDED' | 'ADD_ON';
+  name: string;
+  description: string | null;
+  display_order: number;
+  min_count: number | null;
+  max_count: number | null;
+  default_option_product_id: string | null;
+  price_book_id: string | null;
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface OptionProductsTable {
+  account_id: string;
+  id: string;
+  bundle_id: string;
+  option_id: string;
+  product_id: string;
+  properties: string;
+  display_order: number;
+  min_quantity: number | null;
+  max_quantity: number | null;
+  readonly_quantity: Bool | null;
+  version: number;
+}
+
+export interface PriceBooksTable {
+  account_id: string;
+  id: string;
+  bundle_option_id: string;
+  name: string;
+  description: string | null;
+  is_deleted: Bool;
+  effective_start_date: string | null;
+  effective_end_date: string | null;
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One product in one price book: the flag that spans its currencies. */
+export interface PriceBookProductsTable {
+  account_id: string;
+  price_book_id: string;
+  option_id: string;
+  product_id: string;
+  allow_unit_price_editing: Bool;
+}
+
+/** The per-currency part of a price book entry. */
+export interface PriceBookPricesTable {
+  account_id: string;
+  price_book_id: string;
+  product_id: string;
+  currency: string;
+  standard_price: string | null;
+  list_price: string | null;
+  adjustment: string | null;
+}
+
+export interface ProductVariantsTable {
+  account_id: string;
+  price_book_id: string;
+  product_id: string;
+  is_dynamic: Bool;
+  template: string;
+  properties: string;
+}
+
+export interface Database {
+  api_keys: ApiKeysTable;
+  bundles: BundlesTable;
+  bundle_options: BundleOptionsTable;
+  option_products: OptionProductsTable;
+  price_books: PriceBooksTable;
+  price_book_products: PriceBookProductsTable;
+  price_book_prices: PriceBookPricesTable;
+  product_variants: ProductVariantsTable;
+}
+
+export type Db = Kysely<Database>;
+/** A connection or an open transaction: repositories take either, services decide which. */
+export type Executor = Kysely<Database> | Transaction<Database>;
+export type Dialect = 'sqlite' | 'postgres';

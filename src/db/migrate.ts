@@ -1,0 +1,28 @@
+import { type Kysely, type Migration, type MigrationResultSet, Migrator } from 'kysely';
+import * as accountsAndKeys from './migrations/0001_accounts_and_keys.ts';
+import * as catalogue from './migrations/0002_catalogue.ts';
+
+// Listed in code, not read from a folder: the set is the same wherever the process starts from.
+const migrations: Record<string, Migration> = {
+  '0001_accounts_and_keys': accountsAndKeys,
+  '0002_catalogue': catalogue,
+};
+
+/** Brings the schema up to date. The CLI, start-up and the tests all come through here. */
+export async function migrateToLatest(
+  // biome-ignore lint/suspicious/noExplicitAny: the migrator works on any schema, ours included
+  db: Kysely<any>,
+  onApplied: (name: string) => void = () => {},
+): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  const { error, results }: MigrationResultSet = await migrator.migrateToLatest();
+  const applied: string[] = [];
+  for (const result of results ?? []) {
+    if (result.status === 'Success') {
+      applied.push(result.migrationName);
+      onApplied(result.migrationName);
+    }
+  }
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return applied;
+}

@@ -1,0 +1,105 @@
+import { type Static, Type } from 'typebox';
+
+/** The closed set of problem codes. Every error the service writes uses one of these. */
+export const problemCodes = {
+  validation_failed: { status: 400, title: 'The request is not valid' },
+  malformed_json: { status: 400, title: 'The request body is not valid JSON' },
+  unauthorized: { status: 401, title: 'A valid API key is required' },
+  forbidden: { status: 403, title: 'This API key may not do that' },
+  not_found: { status: 404, title: 'Not found' },
+  conflict: { status: 409, title: 'The request conflicts with the current state' },
+  idempotency_key_reused: { status: 409, title: 'The idempotency key was used with another request' },
+  idempotency_key_in_flight: { status: 409, title: 'A request with this idempotency key is still running' },
+  precondition_failed: { status: 412, title: 'The resource has changed since it was read' },
+  payload_too_large: { status: 413, title: 'The request body is too large' },
+  unsupported_media_type: { status: 415, title: 'The request body must be application/json' },
+  rule_violation: { status: 422, title: 'The request breaks a rule' },
+  unknown_reference: { status: 422, title: 'The request names a record that does not exist' },
+  quote_invalid: { status: 422, title: 'The configuration cannot be quoted' },
+  rate_limited: { status: 429, title: 'Too many requests' },
+  internal_error: { status: 500, title: 'Internal server error' },
+  service_unavailable: { status: 503, title: 'The service is temporarily unavailable' },
+} as const;
+
+export type ProblemCode = keyof typeof problemCodes;
+
+export const ProblemItem = Type.Object(
+  {
+    code: Type.String({ description: 'Stable machine-readable code of this problem' }),
+    in: Type.Union(
+      [Type.Literal('body'), Type.Literal('query'), Type.Literal('path'), Type.Literal('header')],
+      {
+        description: 'Which part of the request the pointer points into',
+      },
+    ),
+    pointer: Type.String({ description: 'JSON Pointer into that part of the request (RFC 6901)' }),
+    message: Type.String(),
+  },
+  { $id: 'ProblemItem' },
+);
+export type ProblemItem = Static<typeof ProblemItem>;
+
+export const Problem = Type.Object(
+  {
+    type: Type.String({ description: 'URI naming the problem type' }),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String(),
+    instance: Type.String({ description: 'The request path' }),
+    code: Type.String({ description: 'Stable machine-readable code', enum: Object.keys(problemCodes) }),
+    requestId: Type.String(),
+    errors: Type.Optional(Type.Array(ProblemItem)),
+  },
+  { $id: 'Problem', description: 'RFC 9457 problem details' },
+);
+export type Problem = Static<typeof Problem>;
+
+export class AppError extends Error {
+  readonly code: ProblemCode;
+  readonly status: number;
+  readonly errors: ProblemItem[] | undefined;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    code: ProblemCode,
+    detail?: string,
+    options: { errors?: ProblemItem[]; headers?: Record<string, string> } = {},
+  ) {
+    super(detail ?? problemCodes[code].title);
+    this.name = 'AppError';
+    this.code = code;
+    this.status = problemCodes[code].status;
+    this.errors = options.errors;
+    this.headers = options.headers ?? {};
+  }
+}
+
+export function notFound(what: string, id: string): AppError {
+  return new AppError('not_found', `${what} ${id} does not exist`);
+}
+
+/** A 400 or 422 carrying every problem found, each with a pointer. */
+export function invalid(
+  code: 'validation_failed' | 'rule_violation' | 'unknown_reference' | 'quote_invalid',
+  errors: ProblemItem[],
+): AppError {
+  const first = errors[0];
+  const detail =
+    errors.length === 1 && first
+      ? `${first.pointer || '/'}: ${first.message}`
+      : `${errors.length} problems were found`;
+  return new AppError(code, detail, { errors });
+}
+
+export function problemType(code: ProblemCode): string {
+  return `urn:problem-type:cpq:${code}`;
+}
+
+/** Escapes one JSON Pointer reference token (RFC 6901). */
+export function pointerToken(token: string | number): string {
+  return String(token).replaceAll('~', '~0').replaceAll('/', '~1');
+}
+
+export function pointer(...tokens: (string | number)[]): string {
+  return tokens.map((t) => `/${pointerToken(t)}`).join('');
+}

@@ -1,0 +1,71 @@
+import { randomBytes } from 'node:crypto';
+
+// Crockford base32: URL-safe, case-insensitive to read, and lexical order equals time order.
+const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+export const idPrefixes = {
+  bundle: 'bnd',
+  option: 'opt',
+  optionProduct: 'opp',
+  priceBook: 'pb',
+  apiKey: 'key',
+  request: 'req',
+} as const;
+
+export type IdKind = keyof typeof idPrefixes;
+
+let lastTime = 0;
+let lastRandom: Uint8Array = new Uint8Array(10);
+
+function encodeTime(time: number): string {
+  let out = '';
+  let rest = time;
+  for (let i = 0; i < 10; i++) {
+    out = ALPHABET[rest % 32] + out;
+    rest = Math.floor(rest / 32);
+  }
+  return out;
+}
+
+function encodeRandom(bytes: Uint8Array): string {
+  let out = '';
+  let bits = 0;
+  let value = 0;
+  for (const byte of bytes) {
+    value = (value << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      bits -= 5;
+      out += ALPHABET[(value >> bits) & 31];
+    }
+  }
+  return out;
+}
+
+function incremented(bytes: Uint8Array): Uint8Array {
+  const next = Uint8Array.from(bytes);
+  for (let i = next.length - 1; i >= 0; i--) {
+    const byte = next[i] as number;
+    if (byte < 255) {
+      next[i] = byte + 1;
+      return next;
+    }
+    next[i] = 0;
+  }
+  return next;
+}
+
+/**
+ * A ULID with a type prefix. Within one millisecond the random part is incremented rather than redrawn,
+ * so ids made by one process sort in creation order, which keyset pagination relies on.
+ */
+export function newId(kind: IdKind): string {
+  const now = Date.now();
+  if (now <= lastTime) {
+    lastRandom = incremented(lastRandom);
+  } else {
+    lastTime = now;
+    lastRandom = randomBytes(10);
+  }
+  return `${idPrefixes[kind]}_${encodeTime(lastTime)}${encodeRandom(lastRandom)}`;
+}

@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import scalar from '@scalar/fastify-api-reference';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { sql } from 'kysely';
+import { bundlesRoutes } from './bundles/bundles.routes.ts';
 import type { Config } from './config.ts';
 import type { DatabaseHandle } from './db/connect.ts';
 import { requireApiKey } from './http/auth.ts';
@@ -11,6 +12,9 @@ import { registerErrorHandling } from './http/error-handler.ts';
 import { AppError } from './http/errors.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { newId } from './ids.ts';
+import { optionsRoutes } from './options/options.routes.ts';
+import { priceBooksRoutes } from './price-books/price-books.routes.ts';
+import { quotesRoutes } from './quotes/quotes.routes.ts';
 
 export interface AppOptions {
   config: Config;
@@ -51,10 +55,7 @@ export async function buildApp({ config, database }: AppOptions): Promise<App> {
   app.addHook('onRoute', (route) => {
     if (!route.url.startsWith('/v1/')) return;
     route.schema ??= {};
-    route.schema.response = withErrorResponses(
-      route.schema.response as Record<string, unknown> | undefined,
-      [404],
-    );
+    route.schema.response = withErrorResponses(route.schema.response as Record<string, unknown> | undefined);
     (route.schema as Record<string, unknown>).security = [{ apiKey: [] }];
   });
 
@@ -94,6 +95,9 @@ export async function buildApp({ config, database }: AppOptions): Promise<App> {
   await app.register(
     async (v1) => {
       requireApiKey(v1, db);
+      for (const routes of [bundlesRoutes, optionsRoutes, priceBooksRoutes, quotesRoutes]) {
+        await v1.register(routes, { db });
+      }
     },
     { prefix: '/v1' },
   );

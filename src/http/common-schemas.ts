@@ -1,23 +1,24 @@
 import { type TSchema, Type } from 'typebox';
+import { currencyCodes } from '../pricing/currencies.ts';
 import { Problem } from './errors.ts';
 
 export const ProblemRef = Type.Ref('Problem');
 
 /** Statuses every authenticated route can answer with, whatever it does. */
-const commonErrorStatuses = [400, 401, 403, 413, 415, 429, 500, 503] as const;
+const commonErrorStatuses = [400, 401, 403, 404, 413, 415, 429, 500, 503] as const;
 
-export function withErrorResponses(
-  response: Record<string, unknown> | undefined,
-  extra: number[] = [],
-): Record<string, unknown> {
+export function withErrorResponses(response: Record<string, unknown> | undefined): Record<string, unknown> {
   const out: Record<string, unknown> = { ...response };
-  for (const status of [...commonErrorStatuses, ...extra]) out[status] ??= ProblemRef;
+  for (const status of commonErrorStatuses) out[status] ??= ProblemRef;
   return out;
 }
 
 export { Problem };
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+export const Id = (prefix: string, description: string) =>
+  Type.String({ pattern: `^${prefix}_[0-9A-HJKMNP-TV-Z]{26}$`, description, maxLength: 40 });
 
 export const Properties = Type.Record(
   Type.String({ maxLength: 200 }),
@@ -32,3 +33,15 @@ export const ProductId = Type.String({
   maxLength: 128,
   description: 'The product id of the external CRM catalogue, stored as given',
 });
+
+export const Currency = Type.String({
+  enum: [...currencyCodes],
+  description: 'ISO 4217 alphabetic code, upper case',
+});
+
+export const Instant = Type.String({
+  format: 'date-time',
+  description: 'RFC 3339 date-time; stored and returned in UTC',
+});
+
+export const Limit = Type.Integer({ minimum: 1, maximum: 100, default: 25, description: 'Page size, 1-100' });

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isDatabaseUnavailable } from '../db/unavailable.ts';
+import { isDatabaseUnavailable } from '../db/errors.ts';
 import {
   AppError,
   type Problem,

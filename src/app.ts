@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import scalar from '@scalar/fastify-api-reference';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { sql } from 'kysely';
+import { bundleDetailsRoutes } from './bundle-details/bundle-details.routes.ts';
 import { bundlesRoutes } from './bundles/bundles.routes.ts';
 import type { Config } from './config.ts';
 import type { DatabaseHandle } from './db/connect.ts';
@@ -95,7 +96,13 @@ export async function buildApp({ config, database }: AppOptions): Promise<App> {
   await app.register(
     async (v1) => {
       requireApiKey(v1, db);
-      for (const routes of [bundlesRoutes, optionsRoutes, priceBooksRoutes, quotesRoutes]) {
+      for (const routes of [
+        bundlesRoutes,
+        bundleDetailsRoutes,
+        optionsRoutes,
+        priceBooksRoutes,
+        quotesRoutes,
+      ]) {
         await v1.register(routes, { db });
       }
     },

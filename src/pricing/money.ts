@@ -1,0 +1,56 @@
+import { Decimal as DecimalJs } from 'decimal.js';
+import { minorUnits } from './currencies.ts';
+
+// A private constructor keeps the global decimal.js configuration untouched for other code. The
+// exponent limits make toString() always plain notation, so stored strings never read "1e-7".
+const Dec = DecimalJs.clone({
+  precision: 40,
+  rounding: DecimalJs.ROUND_HALF_UP,
+  toExpNeg: -9e15,
+  toExpPos: 9e15,
+});
+
+export type Decimal = DecimalJs;
+
+export const MAX_PRICE_DECIMALS = 6;
+
+// Numbers go through String(), the shortest string that round-trips, so 0.1 becomes exactly 0.1
+// rather than the binary value 0.1000000000000000055511151231257827...
+export function toDecimal(value: number | string | Decimal): Decimal {
+  if (typeof value === 'number' && !Number.isFinite(value)) {
+    throw new RangeError(`Not a finite number: ${value}`);
+  }
+  const d = new Dec(typeof value === 'number' ? String(value) : value);
+  if (!d.isFinite()) throw new RangeError(`Not a finite decimal: ${String(value)}`);
+  return d;
+}
+
+export function decimalPlaces(value: number): number {
+  return toDecimal(value).decimalPlaces();
+}
+
+export function roundUnitPrice(d: Decimal): Decimal {
+  return toDecimal(d).toDecimalPlaces(MAX_PRICE_DECIMALS, Dec.ROUND_HALF_UP);
+}
+
+export function lineTotal(unitPrice: Decimal, quantity: number, currency: string): Decimal {
+  return toDecimal(unitPrice)
+    .times(toDecimal(quantity))
+    .toDecimalPlaces(minorUnits(currency), Dec.ROUND_HALF_UP);
+}
+
+// A total is the sum of lines already rounded to the currency (C8); an unrounded line here is a
+// caller bug that would make the total disagree with the lines shown, so it throws.
+export function sumTotals(lines: readonly Decimal[], currency: string): Decimal {
+  const places = minorUnits(currency);
+  return lines.reduce<Decimal>((acc, line) => {
+    if (line.decimalPlaces() > places) {
+      throw new RangeError(`Line total ${line.toString()} has more than ${places} decimals for ${currency}`);
+    }
+    return acc.plus(line);
+  }, new Dec(0));
+}
+
+export function toJsonNumber(d: Decimal): number {
+  return Number(d.toString());
+}

@@ -1,3 +1,133 @@
+import { Type } from 'typebox';
 import type { Routes } from '../http/routes.ts';
+import { BundlePath } from '../options/options.schemas.ts';
+import {
+  Bundle,
+  BundleCloneBody,
+  BundleCreateBody,
+  BundleListQuery,
+  BundlePage,
+  BundlePatchBody,
+} from './bundles.schemas.ts';
+import {
+  cloneBundle,
+  createBundle,
+  deleteBundle,
+  getBundle,
+  listBundles,
+  patchBundle,
+} from './bundles.service.ts';
 
-export const bundlesRoutes: Routes = async (_app, _options) => {};
+const tags = ['bundles'];
+
+export const bundlesRoutes: Routes = async (app, { db }) => {
+  app.post(
+    '/bundles',
+    {
+      schema: {
+        operationId: 'createBundle',
+        summary: 'Create a bundle, optionally with its options and their products',
+        description:
+          'Each inline option also gets its price book, named after the option. Options without displayOrder ' +
+          'are placed after the previous one. Problems across fields of any option answer 422 with every one ' +
+          'listed; a productId repeated within an option answers 409.',
+        tags,
+        body: BundleCreateBody,
+        response: { 201: Bundle },
+      },
+    },
+    async (request, reply) => {
+      const bundle = await createBundle(db, request.account.id, request.body);
+      return reply.code(201).header('location', `/v1/bundles/${bundle.id}`).send(bundle);
+    },
+  );
+
+  app.get(
+    '/bundles',
+    {
+      schema: {
+        operationId: 'listBundles',
+        summary: 'List bundles with their option counts, a page at a time',
+        description:
+          'Keyset pagination in id (creation) order: pass the nextKey of a page to read the next one. Bundles ' +
+          'created or deleted while paging never make a page skip or repeat a bundle that exists throughout.',
+        tags,
+        querystring: BundleListQuery,
+        response: { 200: BundlePage },
+      },
+    },
+    async (request) => listBundles(db, request.account.id, request.query),
+  );
+
+  app.get(
+    '/bundles/:bundleId',
+    {
+      schema: {
+        operationId: 'getBundle',
+        summary: 'Read a bundle (list form)',
+        tags,
+        params: BundlePath,
+        response: { 200: Bundle },
+      },
+    },
+    async (request) => getBundle(db, request.account.id, request.params.bundleId),
+  );
+
+  app.patch(
+    '/bundles/:bundleId',
+    {
+      schema: {
+        operationId: 'updateBundle',
+        summary: 'Change whether a bundle is active, its header product or its temporary name',
+        tags,
+        params: BundlePath,
+        body: BundlePatchBody,
+        response: { 200: Bundle },
+      },
+    },
+    async (request) => patchBundle(db, request.account.id, request.params.bundleId, request.body),
+  );
+
+  app.delete(
+    '/bundles/:bundleId',
+    {
+      schema: {
+        operationId: 'deleteBundle',
+        summary: 'Delete a bundle with its options, products, price books and entries',
+        tags,
+        params: BundlePath,
+        response: { 204: Type.Null({ description: 'Deleted; no body' }) },
+      },
+    },
+    async (request, reply) => {
+      await deleteBundle(db, request.account.id, request.params.bundleId);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.post(
+    '/bundles/:bundleId/clone',
+    {
+      schema: {
+        operationId: 'cloneBundle',
+        summary: 'Deep-copy a bundle into a new, inactive bundle',
+        description:
+          'Copies every option, option product, price book (deleted ones and dates included), entry, price and ' +
+          'variant table in one transaction, with new ids throughout. The copy keeps the header and carries ' +
+          'clonedBundleTempName until a new header product is linked with PATCH.',
+        tags,
+        params: BundlePath,
+        body: BundleCloneBody,
+        response: { 201: Bundle },
+      },
+      // The body is optional: a clone without one takes the default temporary name.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
+    },
+    async (request, reply) => {
+      const bundle = await cloneBundle(db, request.account.id, request.params.bundleId, request.body);
+      return reply.code(201).header('location', `/v1/bundles/${bundle.id}`).send(bundle);
+    },
+  );
+};

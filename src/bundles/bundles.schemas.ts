@@ -1,5 +1,5 @@
 import { type Static, Type } from 'typebox';
-import { Id, Nullable, ProductId, Properties } from '../http/common-schemas.ts';
+import { Id, Limit, Nullable, ProductId, Properties } from '../http/common-schemas.ts';
 import { OptionCreateBody } from '../options/options.schemas.ts';
 
 export const BundleProduct = Type.Object(
@@ -22,7 +22,13 @@ export const BundleCreateBody = Type.Object(
   {
     header: BundleProduct,
     isActive: Type.Optional(Type.Boolean({ default: true })),
-    options: Type.Optional(Type.Array(OptionCreateBody, { maxItems: 100 })),
+    options: Type.Optional(
+      Type.Array(OptionCreateBody, {
+        maxItems: 100,
+        description:
+          'Options created with the bundle, each with its price book; same items as the option-create body',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -34,6 +40,49 @@ export const BundlePatchBody = Type.Object(
     header: Type.Optional(BundleProduct),
     clonedBundleTempName: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 200 }))),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    description:
+      'Fields left out keep their value. A header with another productId than the current one links a new CRM ' +
+      'product and sets clonedBundleTempName to null, unless clonedBundleTempName is given in the same body.',
+  },
 );
 export type BundlePatchBody = Static<typeof BundlePatchBody>;
+
+export const BundleListQuery = Type.Object(
+  {
+    limit: Type.Optional(Limit),
+    nextKey: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description:
+          'Opaque continuation key from the previous page; a key the server did not issue is a 400',
+      }),
+    ),
+    isActive: Type.Optional(Type.Boolean({ description: 'Only bundles with this isActive' })),
+  },
+  { additionalProperties: false },
+);
+export type BundleListQuery = Static<typeof BundleListQuery>;
+
+export const BundlePage = Type.Object({
+  bundles: Type.Array(Bundle, { description: 'In id order, which is creation order' }),
+  nextKey: Type.Optional(
+    Type.String({ description: 'Present only when another page exists: pass it as nextKey to read it' }),
+  ),
+});
+
+export const BundleCloneBody = Type.Object(
+  {
+    tempName: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description: 'clonedBundleTempName of the copy; default "Copy of <source bundle id>"',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type BundleCloneBody = Static<typeof BundleCloneBody>;

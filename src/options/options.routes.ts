@@ -1,3 +1,179 @@
+import { Type } from 'typebox';
 import type { Routes } from '../http/routes.ts';
+import {
+  BundleOption,
+  BundleOptionWithProducts,
+  BundlePath,
+  OptionClone,
+  OptionCreateBody,
+  OptionPath,
+  OptionProduct,
+  OptionProductPath,
+  OptionProducts,
+  OptionProductsAddBody,
+  OptionProductUpdateBody,
+  OptionUpdateBody,
+} from './options.schemas.ts';
+import {
+  addOptionProducts,
+  cloneOption,
+  createOption,
+  deleteOption,
+  getOption,
+  removeOptionProduct,
+  updateOption,
+  updateOptionProduct,
+} from './options.service.ts';
 
-export const optionsRoutes: Routes = async (_app, _options) => {};
+const tags = ['options'];
+const optionUrl = (bundleId: string, optionId: string) => `/v1/bundles/${bundleId}/options/${optionId}`;
+
+export const optionsRoutes: Routes = async (app, { db }) => {
+  app.post(
+    '/bundles/:bundleId/options',
+    {
+      schema: {
+        operationId: 'createOption',
+        summary: 'Create an option in a bundle, with its price book and optionally its products',
+        description:
+          'The option gets a new price book named after it, which becomes its priceBookId. displayOrder defaults ' +
+          'to one after the last option; type defaults to ADD_ON.',
+        tags,
+        params: BundlePath,
+        body: OptionCreateBody,
+        response: { 201: BundleOption },
+      },
+    },
+    async (request, reply) => {
+      const { bundleId } = request.params;
+      const option = await createOption(db, request.account.id, bundleId, request.body);
+      return reply.code(201).header('location', optionUrl(bundleId, option.id)).send(option);
+    },
+  );
+
+  app.get(
+    '/bundles/:bundleId/options/:optionId',
+    {
+      schema: {
+        operationId: 'getOption',
+        summary: 'Read an option with its products',
+        tags,
+        params: OptionPath,
+        response: { 200: BundleOptionWithProducts },
+      },
+    },
+    async (request) => getOption(db, request.account.id, request.params.bundleId, request.params.optionId),
+  );
+
+  app.put(
+    '/bundles/:bundleId/options/:optionId',
+    {
+      schema: {
+        operationId: 'updateOption',
+        summary: 'Change the name, description, type, configuration or display order of an option',
+        description:
+          'Fields left out keep their value, and so do configuration members left out. minCount <= maxCount ' +
+          'after the change; defaultOptionProductId must be the id (opp_...) of a product of this option ' +
+          '(422 rule_violation), or of any product the account has (422 unknown_reference).',
+        tags,
+        params: OptionPath,
+        body: OptionUpdateBody,
+        response: { 200: BundleOption },
+      },
+    },
+    async (request) =>
+      updateOption(db, request.account.id, request.params.bundleId, request.params.optionId, request.body),
+  );
+
+  app.delete(
+    '/bundles/:bundleId/options/:optionId',
+    {
+      schema: {
+        operationId: 'deleteOption',
+        summary: 'Delete an option with its products, its price books and their entries',
+        tags,
+        params: OptionPath,
+        response: { 204: Type.Null({ description: 'Deleted; no body' }) },
+      },
+    },
+    async (request, reply) => {
+      await deleteOption(db, request.account.id, request.params.bundleId, request.params.optionId);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.post(
+    '/bundles/:bundleId/options/:optionId/clone',
+    {
+      schema: {
+        operationId: 'cloneOption',
+        summary: 'Copy an option, its products and its current price book within the bundle',
+        description:
+          'The copy is named "<name> (copy)" and placed after every option of the bundle. Its products get new ' +
+          'ids, and its new price book holds copies of every entry, price and variant table of the current ' +
+          'price book of the source (earlier price books are not copied). defaultOptionProductId points at the ' +
+          "copy's product.",
+        tags,
+        params: OptionPath,
+        response: { 201: OptionClone },
+      },
+    },
+    async (request, reply) => {
+      const { bundleId, optionId } = request.params;
+      const copy = await cloneOption(db, request.account.id, bundleId, optionId);
+      return reply.code(201).header('location', optionUrl(bundleId, copy.option.id)).send(copy);
+    },
+  );
+
+  app.post(
+    '/bundles/:bundleId/options/:optionId/products',
+    {
+      schema: {
+        operationId: 'addOptionProducts',
+        summary: 'Add products to an option',
+        description: "Answers with all the option's products. Location is the option, which lists them.",
+        tags,
+        params: OptionPath,
+        body: OptionProductsAddBody,
+        response: { 201: OptionProducts },
+      },
+    },
+    async (request, reply) => {
+      const { bundleId, optionId } = request.params;
+      const products = await addOptionProducts(db, request.account.id, bundleId, optionId, request.body);
+      return reply.code(201).header('location', optionUrl(bundleId, optionId)).send(products);
+    },
+  );
+
+  app.put(
+    '/bundles/:bundleId/options/:optionId/products/:productId',
+    {
+      schema: {
+        operationId: 'updateOptionProduct',
+        summary: "Change a product's properties, configuration or display order in an option",
+        tags,
+        params: OptionProductPath,
+        body: OptionProductUpdateBody,
+        response: { 200: OptionProduct },
+      },
+    },
+    async (request) => updateOptionProduct(db, request.account.id, request.params, request.body),
+  );
+
+  app.delete(
+    '/bundles/:bundleId/options/:optionId/:productId',
+    {
+      schema: {
+        operationId: 'removeOptionProduct',
+        summary: 'Remove a product from an option',
+        description:
+          "{productId} is the CRM product id. The product's entries in the option's price books go with it; if " +
+          'it was the default product, the option is left without a default. Answers with the remaining products.',
+        tags,
+        params: OptionProductPath,
+        response: { 200: OptionProducts },
+      },
+    },
+    async (request) => removeOptionProduct(db, request.account.id, request.params),
+  );
+};

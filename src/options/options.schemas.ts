@@ -1,5 +1,9 @@
 import { type Static, Type } from 'typebox';
 import { Id, Nullable, ProductId, Properties } from '../http/common-schemas.ts';
+import { PriceBook } from '../price-books/price-books.schemas.ts';
+
+/** Path ids are looked up as given: one the account does not have, malformed or not, is a 404. */
+export const PathId = (description: string) => Type.String({ minLength: 1, maxLength: 300, description });
 
 const Count = Nullable(Type.Integer({ minimum: 0, maximum: 1_000_000 }));
 const Quantity = Nullable(Type.Integer({ minimum: 0, maximum: 1_000_000_000 }));
@@ -79,11 +83,25 @@ export const OptionCreateBody = Type.Object(
     name: Type.String({ minLength: 1, maxLength: 200 }),
     description: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
     type: Type.Optional(OptionType),
-    configuration: Type.Optional(OptionConfigurationInput),
-    displayOrder: Type.Optional(DisplayOrder),
-    products: Type.Optional(Type.Array(OptionProductInput, { maxItems: 500 })),
+    configuration: Type.Optional(
+      Type.Partial(OptionConfiguration, {
+        additionalProperties: false,
+        description:
+          'minCount <= maxCount (else 422 rule_violation). defaultOptionProductId must be null or absent here: the ' +
+          'products created with the option have no ids yet, so a default is set with PUT afterwards (else 422).',
+      }),
+    ),
+    displayOrder: Type.Optional(
+      Type.Integer({ ...DisplayOrder, description: 'Defaults to one after the last option of the bundle' }),
+    ),
+    products: Type.Optional(
+      Type.Array(OptionProductInput, {
+        maxItems: 500,
+        description: 'Products created with the option; a productId may appear once (else 409 conflict)',
+      }),
+    ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, description: 'type defaults to ADD_ON' },
 );
 export type OptionCreateBody = Static<typeof OptionCreateBody>;
 
@@ -98,3 +116,43 @@ export const OptionUpdateBody = Type.Object(
   { additionalProperties: false },
 );
 export type OptionUpdateBody = Static<typeof OptionUpdateBody>;
+
+export const OptionProductUpdateBody = Type.Object(
+  {
+    properties: Type.Optional(Properties),
+    configuration: Type.Optional(ProductConfigurationInput),
+    displayOrder: Type.Optional(DisplayOrder),
+  },
+  {
+    additionalProperties: false,
+    description: 'Fields and configuration members left out keep their value; minQuantity <= maxQuantity',
+  },
+);
+export type OptionProductUpdateBody = Static<typeof OptionProductUpdateBody>;
+
+export const OptionProductsAddBody = Type.Array(OptionProductInput, {
+  minItems: 1,
+  maxItems: 500,
+  description:
+    'Products to add. A productId already in the option or repeated in the body is a 409 conflict; ' +
+    'displayOrder defaults to one after the last product.',
+});
+
+export const OptionProducts = Type.Array(OptionProduct, { description: 'Ordered by displayOrder, then id' });
+
+export const OptionClone = Type.Object({
+  option: BundleOptionWithProducts,
+  priceBook: PriceBook,
+});
+
+export const BundlePath = Type.Object({ bundleId: PathId('Bundle id') });
+export const OptionPath = Type.Object({ bundleId: PathId('Bundle id'), optionId: PathId('Option id') });
+export const OptionProductPath = Type.Object({
+  bundleId: PathId('Bundle id'),
+  optionId: PathId('Option id'),
+  productId: Type.String({
+    ...ProductId,
+    maxLength: 300,
+    description: 'The CRM product id of a product of the option',
+  }),
+});

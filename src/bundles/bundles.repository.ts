@@ -1,0 +1,104 @@
+import type { Selectable, Updateable } from 'kysely';
+import type { BundlesTable, Executor } from '../db/database.ts';
+import type { Bundle } from './bundles.schemas.ts';
+
+export type BundleRow = Selectable<BundlesTable>;
+
+export interface OptionCounts {
+  included: number;
+  addOn: number;
+}
+
+const noOptions: OptionCounts = { included: 0, addOn: 0 };
+
+export function toBundle(row: BundleRow, counts: OptionCounts = noOptions): Bundle {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    isActive: Boolean(row.is_active),
+    includedOptionsCount: counts.included,
+    addOnOptionsCount: counts.addOn,
+    header: { productId: row.header_product_id, properties: JSON.parse(row.header_properties) },
+    clonedBundleTempName: row.cloned_bundle_temp_name,
+  };
+}
+
+export async function findBundle(
+  db: Executor,
+  accountId: string,
+  id: string,
+): Promise<BundleRow | undefined> {
+  return db
+    .selectFrom('bundles')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+export async function insertBundle(db: Executor, row: BundleRow): Promise<void> {
+  await db.insertInto('bundles').values(row).execute();
+}
+
+export async function updateBundle(
+  db: Executor,
+  accountId: string,
+  id: string,
+  changes: Updateable<BundlesTable>,
+): Promise<void> {
+  await db
+    .updateTable('bundles')
+    .set((eb) => ({ ...changes, version: eb('version', '+', 1) }))
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .execute();
+}
+
+/** Deletes the bundle; the foreign key cascades take its options, products, price books and entries along. */
+export async function deleteBundle(db: Executor, accountId: string, id: string): Promise<boolean> {
+  const result = await db
+    .deleteFrom('bundles')
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+/** Option counts of several bundles in one grouped query; a bundle without options is absent from the map. */
+export async function countOptions(
+  db: Executor,
+  accountId: string,
+  bundleIds: string[],
+): Promise<Map<string, OptionCounts>> {
+  const counts = new Map<string, OptionCounts>();
+  if (bundleIds.length === 0) return counts;
+  const rows = await db
+    .selectFrom('bundle_options')
+    .select((eb) => ['bundle_id', 'type', eb.fn.countAll().as('n')])
+    .where('account_id', '=', accountId)
+    .where('bundle_id', 'in', bundleIds)
+    .groupBy(['bundle_id', 'type'])
+    .execute();
+  for (const row of rows) {
+    const entry = counts.get(row.bundle_id) ?? { included: 0, addOn: 0 };
+    if (row.type === 'INCLUDED') entry.included = Number(row.n);
+    else entry.addOn = Number(row.n);
+    counts.set(row.bundle_id, entry);
+  }
+  return counts;
+}
+
+/**
+ * One page of bundles after `afterId`, in id order. The predicate and order match the primary key
+ * (account_id, id) or, filtered, the index (account_id, is_active, id), so every page is one index range scan.
+ */
+export async function listBundlesAfter(
+  db: Executor,
+  accountId: string,
+  page: { afterId: string | null; isActive: boolean | undefined; limit: number },
+): Promise<BundleRow[]> {
+  let query = db.selectFrom('bundles').selectAll().where('account_id', '=', accountId);
+  if (page.isActive !== undefined) query = query.where('is_active', '=', page.isActive);
+  if (page.afterId !== null) query = query.where('id', '>', page.afterId);
+  return query.orderBy('id').limit(page.limit).execute();
+}

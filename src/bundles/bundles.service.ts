@@ -1,0 +1,178 @@
+import type { Db, Executor } from '../db/database.ts';
+import { invalid, notFound } from '../http/errors.ts';
+import { newId } from '../ids.ts';
+import { copyOptions } from '../options/option-copy.ts';
+import { listOptionsOfBundle } from '../options/options.repository.ts';
+import {
+  insertOption,
+  optionCreateConflicts,
+  optionCreateProblems,
+  throwIfConflicts,
+  throwIfProblems,
+} from '../options/options.service.ts';
+import {
+  type BundleRow,
+  countOptions,
+  deleteBundle as deleteBundleRow,
+  findBundle,
+  insertBundle,
+  listBundlesAfter,
+  toBundle,
+  updateBundle,
+} from './bundles.repository.ts';
+import type {
+  Bundle,
+  BundleCloneBody,
+  BundleCreateBody,
+  BundleListQuery,
+  BundlePatchBody,
+} from './bundles.schemas.ts';
+
+async function withCounts(db: Executor, row: BundleRow): Promise<Bundle> {
+  const counts = await countOptions(db, row.account_id, [row.id]);
+  return toBundle(row, counts.get(row.id));
+}
+
+export async function createBundle(db: Db, accountId: string, body: BundleCreateBody): Promise<Bundle> {
+  const options = body.options ?? [];
+  throwIfProblems(options.flatMap((option, i) => optionCreateProblems(option, `/options/${i}`)));
+  throwIfConflicts(options.flatMap((option, i) => optionCreateConflicts(option, `/options/${i}`)));
+  return db.transaction().execute(async (tx) => {
+    const now = new Date().toISOString();
+    const row: BundleRow = {
+      account_id: accountId,
+      id: newId('bundle'),
+      is_active: body.isActive ?? true,
+      header_product_id: body.header.productId,
+      header_properties: JSON.stringify(body.header.properties),
+      cloned_bundle_temp_name: null,
+      version: 1,
+      created_at: now,
+      updated_at: now,
+    };
+    await insertBundle(tx, row);
+    let nextDisplayOrder = 0;
+    for (const option of options) {
+      const displayOrder = option.displayOrder ?? nextDisplayOrder;
+      nextDisplayOrder = Math.max(nextDisplayOrder, displayOrder + 1);
+      await insertOption(tx, accountId, row.id, option, displayOrder, now);
+    }
+    return withCounts(tx, row);
+  });
+}
+
+export async function getBundle(db: Db, accountId: string, bundleId: string): Promise<Bundle> {
+  const row = await findBundle(db, accountId, bundleId);
+  if (!row) throw notFound('Bundle', bundleId);
+  return withCounts(db, row);
+}
+
+// The key is the last id of the page, base64url-encoded so clients treat it as opaque rather than build one.
+const keyedIdPattern = /^bnd_[0-9A-HJKMNP-TV-Z]{26}$/;
+
+function encodeNextKey(id: string): string {
+  return Buffer.from(id, 'utf8').toString('base64url');
+}
+
+function decodeNextKey(key: string): string {
+  const id = Buffer.from(key, 'base64url').toString('utf8');
+  if (!keyedIdPattern.test(id) || encodeNextKey(id) !== key) {
+    throw invalid('validation_failed', [
+      {
+        code: 'invalid_next_key',
+        in: 'query',
+        pointer: '/nextKey',
+        message: 'is not a key this service issued',
+      },
+    ]);
+  }
+  return id;
+}
+
+export async function listBundles(
+  db: Db,
+  accountId: string,
+  query: BundleListQuery,
+): Promise<{ bundles: Bundle[]; nextKey?: string }> {
+  const limit = query.limit ?? 25;
+  const afterId = query.nextKey === undefined ? null : decodeNextKey(query.nextKey);
+  // One row past the page says whether another page exists, without counting.
+  const rows = await listBundlesAfter(db, accountId, { afterId, isActive: query.isActive, limit: limit + 1 });
+  const page = rows.slice(0, limit);
+  const counts = await countOptions(
+    db,
+    accountId,
+    page.map((r) => r.id),
+  );
+  const bundles = page.map((row) => toBundle(row, counts.get(row.id)));
+  const last = page.at(-1);
+  return rows.length > limit && last ? { bundles, nextKey: encodeNextKey(last.id) } : { bundles };
+}
+
+export async function patchBundle(
+  db: Db,
+  accountId: string,
+  bundleId: string,
+  body: BundlePatchBody,
+): Promise<Bundle> {
+  return db.transaction().execute(async (tx) => {
+    const current = await findBundle(tx, accountId, bundleId);
+    if (!current) throw notFound('Bundle', bundleId);
+    const relinked = body.header !== undefined && body.header.productId !== current.header_product_id;
+    const updated: BundleRow = {
+      ...current,
+      is_active: body.isActive ?? current.is_active,
+      header_product_id: body.header?.productId ?? current.header_product_id,
+      header_properties: body.header ? JSON.stringify(body.header.properties) : current.header_properties,
+      cloned_bundle_temp_name:
+        body.clonedBundleTempName !== undefined
+          ? body.clonedBundleTempName
+          : relinked
+            ? null
+            : current.cloned_bundle_temp_name,
+      updated_at: new Date().toISOString(),
+    };
+    await updateBundle(tx, accountId, bundleId, {
+      is_active: updated.is_active,
+      header_product_id: updated.header_product_id,
+      header_properties: updated.header_properties,
+      cloned_bundle_temp_name: updated.cloned_bundle_temp_name,
+      updated_at: updated.updated_at,
+    });
+    return withCounts(tx, updated);
+  });
+}
+
+export async function deleteBundle(db: Db, accountId: string, bundleId: string): Promise<void> {
+  if (!(await deleteBundleRow(db, accountId, bundleId))) throw notFound('Bundle', bundleId);
+}
+
+/** A deep copy, inactive, carrying a temporary name until a new header product is linked. */
+export async function cloneBundle(
+  db: Db,
+  accountId: string,
+  bundleId: string,
+  body: BundleCloneBody,
+): Promise<Bundle> {
+  return db.transaction().execute(async (tx) => {
+    const source = await findBundle(tx, accountId, bundleId);
+    if (!source) throw notFound('Bundle', bundleId);
+    const now = new Date().toISOString();
+    const copy: BundleRow = {
+      ...source,
+      id: newId('bundle'),
+      is_active: false,
+      cloned_bundle_temp_name: body.tempName ?? `Copy of ${source.id}`,
+      version: 1,
+      created_at: now,
+      updated_at: now,
+    };
+    await insertBundle(tx, copy);
+    await copyOptions(tx, accountId, await listOptionsOfBundle(tx, accountId, bundleId), {
+      bundleId: copy.id,
+      priceBooks: 'all',
+      now,
+    });
+    return withCounts(tx, copy);
+  });
+}

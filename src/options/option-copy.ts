@@ -1,0 +1,132 @@
+import type { Executor } from '../db/database.ts';
+import { newId } from '../ids.ts';
+import { toPriceBook } from '../price-books/price-books.repository.ts';
+import type { PriceBook } from '../price-books/price-books.schemas.ts';
+import { insertRows, type OptionRow } from './options.repository.ts';
+
+export interface CopyTarget {
+  bundleId: string;
+  /** `all` keeps an option's whole price book history (a bundle clone); `current` copies only its live one. */
+  priceBooks: 'all' | 'current';
+  now: string;
+  rename?: (name: string) => string;
+  displayOrder?: (source: OptionRow) => number;
+}
+
+function remap(ids: Map<string, string>, id: string | null): string | null {
+  return id === null ? null : (ids.get(id) ?? null);
+}
+
+/**
+ * Deep-copies options into a bundle, inside the caller's transaction: the options, their products, their price
+ * books (dates and isDeleted kept), the books' entries, prices and variant tables. Every copied row gets a new
+ * id, and every reference between copied rows (current price book, default product) points at the copy.
+ * Clone-bundle and clone-option both come through here.
+ */
+export async function copyOptions(
+  tx: Executor,
+  accountId: string,
+  sources: OptionRow[],
+  target: CopyTarget,
+): Promise<{ options: OptionRow[]; priceBooks: PriceBook[] }> {
+  if (sources.length === 0) return { options: [], priceBooks: [] };
+  const sourceIds = sources.map((o) => o.id);
+  const optionIds = new Map(sourceIds.map((id) => [id, newId('option')]));
+  const newOptionId = (id: string) => optionIds.get(id) as string;
+
+  const products = await tx
+    .selectFrom('option_products')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('option_id', 'in', sourceIds)
+    .execute();
+  const productIds = new Map(products.map((p) => [p.id, newId('optionProduct')]));
+
+  let books = tx
+    .selectFrom('price_books')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('bundle_option_id', 'in', sourceIds);
+  if (target.priceBooks === 'current') {
+    const current = sources.map((o) => o.price_book_id ?? '');
+    books = books.where('id', 'in', current);
+  }
+  const bookRows = await books.orderBy('id').execute();
+  const bookIds = new Map(bookRows.map((b) => [b.id, newId('priceBook')]));
+  const sourceBookIds = [...bookIds.keys()];
+
+  const options: OptionRow[] = sources.map((source) => ({
+    ...source,
+    id: newOptionId(source.id),
+    bundle_id: target.bundleId,
+    name: target.rename ? target.rename(source.name) : source.name,
+    display_order: target.displayOrder ? target.displayOrder(source) : source.display_order,
+    default_option_product_id: remap(productIds, source.default_option_product_id),
+    price_book_id: remap(bookIds, source.price_book_id),
+    version: 1,
+    created_at: target.now,
+    updated_at: target.now,
+  }));
+  await insertRows(tx, 'bundle_options', options);
+  await insertRows(
+    tx,
+    'option_products',
+    products.map((p) => ({
+      ...p,
+      id: productIds.get(p.id) as string,
+      bundle_id: target.bundleId,
+      option_id: newOptionId(p.option_id),
+      version: 1,
+    })),
+  );
+  const copiedBooks = bookRows.map((b) => ({
+    ...b,
+    id: bookIds.get(b.id) as string,
+    bundle_option_id: newOptionId(b.bundle_option_id),
+    version: 1,
+    created_at: target.now,
+    updated_at: target.now,
+  }));
+  await insertRows(tx, 'price_books', copiedBooks);
+  if (sourceBookIds.length > 0) {
+    const newBookId = (id: string) => bookIds.get(id) as string;
+    const entries = await tx
+      .selectFrom('price_book_products')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('price_book_id', 'in', sourceBookIds)
+      .execute();
+    await insertRows(
+      tx,
+      'price_book_products',
+      entries.map((e) => ({
+        ...e,
+        price_book_id: newBookId(e.price_book_id),
+        option_id: newOptionId(e.option_id),
+      })),
+    );
+    const prices = await tx
+      .selectFrom('price_book_prices')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('price_book_id', 'in', sourceBookIds)
+      .execute();
+    await insertRows(
+      tx,
+      'price_book_prices',
+      prices.map((p) => ({ ...p, price_book_id: newBookId(p.price_book_id) })),
+    );
+    const variants = await tx
+      .selectFrom('product_variants')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('price_book_id', 'in', sourceBookIds)
+      .execute();
+    await insertRows(
+      tx,
+      'product_variants',
+      variants.map((v) => ({ ...v, price_book_id: newBookId(v.price_book_id) })),
+    );
+  }
+  return { options, priceBooks: copiedBooks.map(toPriceBook) };
+}

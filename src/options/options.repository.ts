@@ -1,0 +1,162 @@
+import type { InsertObject, Selectable } from 'kysely';
+import type { BundleOptionsTable, Database, Executor, OptionProductsTable } from '../db/database.ts';
+import type { BundleOption, OptionProduct } from './options.schemas.ts';
+
+export type OptionRow = Selectable<BundleOptionsTable>;
+export type OptionProductRow = Selectable<OptionProductsTable>;
+
+export function toOption(row: OptionRow): BundleOption {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    bundleId: row.bundle_id,
+    type: row.type,
+    name: row.name,
+    priceBookId: row.price_book_id,
+    displayOrder: row.display_order,
+    configuration: {
+      minCount: row.min_count,
+      maxCount: row.max_count,
+      defaultOptionProductId: row.default_option_product_id,
+    },
+    description: row.description,
+  };
+}
+
+export function toOptionProduct(row: OptionProductRow): OptionProduct {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    bundleId: row.bundle_id,
+    optionId: row.option_id,
+    productId: row.product_id,
+    properties: JSON.parse(row.properties),
+    displayOrder: row.display_order,
+    configuration: {
+      minQuantity: row.min_quantity,
+      maxQuantity: row.max_quantity,
+      readonlyQuantity: row.readonly_quantity === null ? null : Boolean(row.readonly_quantity),
+    },
+  };
+}
+
+export async function findOption(
+  db: Executor,
+  accountId: string,
+  bundleId: string,
+  optionId: string,
+): Promise<OptionRow | undefined> {
+  return db
+    .selectFrom('bundle_options')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('bundle_id', '=', bundleId)
+    .where('id', '=', optionId)
+    .executeTakeFirst();
+}
+
+export async function listOptionsOfBundle(
+  db: Executor,
+  accountId: string,
+  bundleId: string,
+): Promise<OptionRow[]> {
+  return db
+    .selectFrom('bundle_options')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('bundle_id', '=', bundleId)
+    .orderBy('display_order')
+    .orderBy('id')
+    .execute();
+}
+
+export async function listProductsOfOption(
+  db: Executor,
+  accountId: string,
+  optionId: string,
+): Promise<OptionProductRow[]> {
+  return db
+    .selectFrom('option_products')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('option_id', '=', optionId)
+    .orderBy('display_order')
+    .orderBy('id')
+    .execute();
+}
+
+export async function findOptionProduct(
+  db: Executor,
+  accountId: string,
+  optionId: string,
+  productId: string,
+): Promise<OptionProductRow | undefined> {
+  return db
+    .selectFrom('option_products')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('option_id', '=', optionId)
+    .where('product_id', '=', productId)
+    .executeTakeFirst();
+}
+
+/** Where the account keeps an option product, whatever option it is in. */
+export async function findOptionProductById(
+  db: Executor,
+  accountId: string,
+  id: string,
+): Promise<Pick<OptionProductRow, 'option_id'> | undefined> {
+  return db
+    .selectFrom('option_products')
+    .select('option_id')
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+/** One past the highest display order of the bundle's options (0 for none). */
+export async function nextOptionDisplayOrder(
+  db: Executor,
+  accountId: string,
+  bundleId: string,
+): Promise<number> {
+  const row = await db
+    .selectFrom('bundle_options')
+    .select((eb) => eb.fn.max('display_order').as('last'))
+    .where('account_id', '=', accountId)
+    .where('bundle_id', '=', bundleId)
+    .executeTakeFirst();
+  return row?.last == null ? 0 : Number(row.last) + 1;
+}
+
+/** One past the highest display order of the option's products (0 for none). */
+export async function nextProductDisplayOrder(
+  db: Executor,
+  accountId: string,
+  optionId: string,
+): Promise<number> {
+  const row = await db
+    .selectFrom('option_products')
+    .select((eb) => eb.fn.max('display_order').as('last'))
+    .where('account_id', '=', accountId)
+    .where('option_id', '=', optionId)
+    .executeTakeFirst();
+  return row?.last == null ? 0 : Number(row.last) + 1;
+}
+
+// SQLite binds at most 32766 parameters per statement and PostgreSQL 65535; rows here have at most 14 columns.
+const insertChunk = 500;
+
+/** Inserts any number of rows, in statements small enough for either database. */
+export async function insertRows<T extends keyof Database & string>(
+  db: Executor,
+  table: T,
+  rows: InsertObject<Database, T>[],
+): Promise<void> {
+  for (let start = 0; start < rows.length; start += insertChunk) {
+    await db
+      .insertInto(table)
+      .values(rows.slice(start, start + insertChunk))
+      .execute();
+  }
+}

@@ -1,0 +1,455 @@
+import { findBundle } from '../bundles/bundles.repository.ts';
+import type { Db, Executor } from '../db/database.ts';
+import { isUniqueViolation } from '../db/errors.ts';
+import { AppError, invalid, notFound, type ProblemItem, pointer } from '../http/errors.ts';
+import { newId } from '../ids.ts';
+import { insertPriceBook } from '../price-books/price-books.repository.ts';
+import type { PriceBook } from '../price-books/price-books.schemas.ts';
+import { copyOptions } from './option-copy.ts';
+import {
+  findOption,
+  findOptionProduct,
+  findOptionProductById,
+  insertRows,
+  listProductsOfOption,
+  nextOptionDisplayOrder,
+  nextProductDisplayOrder,
+  type OptionProductRow,
+  type OptionRow,
+  toOption,
+  toOptionProduct,
+} from './options.repository.ts';
+import type {
+  BundleOption,
+  BundleOptionWithProducts,
+  OptionCreateBody,
+  OptionProduct,
+  OptionProductInput,
+  OptionProductUpdateBody,
+  OptionUpdateBody,
+} from './options.schemas.ts';
+
+function item(code: string, at: string, message: string): ProblemItem {
+  return { code, in: 'body', pointer: at, message };
+}
+
+/** Rule problems across fields of one body: a 422 lists them all; the top code says which kind they are. */
+export function throwIfProblems(problems: ProblemItem[]): void {
+  if (problems.length === 0) return;
+  const onlyReferences = problems.every((p) => p.code === 'unknown_reference');
+  throw invalid(onlyReferences ? 'unknown_reference' : 'rule_violation', problems);
+}
+
+function rangeProblem(
+  min: number | null | undefined,
+  max: number | null | undefined,
+  at: string,
+  what: string,
+): ProblemItem[] {
+  if (min == null || max == null || min <= max) return [];
+  return [item('min_greater_than_max', at, `${what} ${min} is greater than the maximum ${max}`)];
+}
+
+function productRuleProblems(products: OptionProductInput[], at: string): ProblemItem[] {
+  return products.flatMap((product, i) =>
+    rangeProblem(
+      product.configuration?.minQuantity,
+      product.configuration?.maxQuantity,
+      `${at}${pointer(i, 'configuration', 'minQuantity')}`,
+      'minQuantity',
+    ),
+  );
+}
+
+/** A productId may appear once in an option: repeats within the body, or of products it already holds. */
+function productConflicts(products: OptionProductInput[], existing: Set<string>, at: string): ProblemItem[] {
+  const seen = new Set(existing);
+  const conflicts: ProblemItem[] = [];
+  products.forEach((product, i) => {
+    if (seen.has(product.productId)) {
+      conflicts.push(
+        item(
+          'duplicate_product',
+          `${at}${pointer(i, 'productId')}`,
+          existing.has(product.productId)
+            ? `product ${product.productId} is already in the option`
+            : `product ${product.productId} is given more than once`,
+        ),
+      );
+    }
+    seen.add(product.productId);
+  });
+  return conflicts;
+}
+
+export function throwIfConflicts(conflicts: ProblemItem[]): void {
+  const [first] = conflicts;
+  if (!first) return;
+  throw new AppError('conflict', conflicts.length === 1 ? `${first.pointer}: ${first.message}` : undefined, {
+    errors: conflicts,
+  });
+}
+
+/**
+ * Every problem of an option-create body, pointers prefixed with `at` (the body itself, or one of a bundle's
+ * inline options). A default product cannot name one of the products being created, whose ids do not exist
+ * yet, so any defaultOptionProductId on create is refused: it is set with PUT once the products exist.
+ */
+export function optionCreateProblems(body: OptionCreateBody, at: string): ProblemItem[] {
+  const problems = rangeProblem(
+    body.configuration?.minCount,
+    body.configuration?.maxCount,
+    `${at}/configuration/minCount`,
+    'minCount',
+  );
+  if (body.configuration?.defaultOptionProductId != null) {
+    problems.push(
+      item(
+        'default_product_not_in_option',
+        `${at}/configuration/defaultOptionProductId`,
+        'a new option has no products yet to be its default; set it with PUT after creating the option',
+      ),
+    );
+  }
+  problems.push(...productRuleProblems(body.products ?? [], `${at}/products`));
+  return problems;
+}
+
+export function optionCreateConflicts(body: OptionCreateBody, at: string): ProblemItem[] {
+  return productConflicts(body.products ?? [], new Set(), `${at}/products`);
+}
+
+function productRows(
+  accountId: string,
+  option: { bundleId: string; optionId: string },
+  products: OptionProductInput[],
+  firstDisplayOrder: number,
+): OptionProductRow[] {
+  let next = firstDisplayOrder;
+  return products.map((product) => {
+    const displayOrder = product.displayOrder ?? next;
+    next = Math.max(next, displayOrder + 1);
+    return {
+      account_id: accountId,
+      id: newId('optionProduct'),
+      bundle_id: option.bundleId,
+      option_id: option.optionId,
+      product_id: product.productId,
+      properties: JSON.stringify(product.properties ?? {}),
+      display_order: displayOrder,
+      min_quantity: product.configuration?.minQuantity ?? null,
+      max_quantity: product.configuration?.maxQuantity ?? null,
+      readonly_quantity: product.configuration?.readonlyQuantity ?? null,
+      version: 1,
+    };
+  });
+}
+
+/**
+ * Inserts an option already checked with optionCreateProblems, its products and its first price book, named
+ * after the option. Runs inside the caller's transaction.
+ */
+export async function insertOption(
+  tx: Executor,
+  accountId: string,
+  bundleId: string,
+  body: OptionCreateBody,
+  displayOrder: number,
+  now: string,
+): Promise<{ option: OptionRow; priceBook: PriceBook }> {
+  const option: OptionRow = {
+    account_id: accountId,
+    id: newId('option'),
+    bundle_id: bundleId,
+    type: body.type ?? 'ADD_ON',
+    name: body.name,
+    description: body.description ?? null,
+    display_order: displayOrder,
+    min_count: body.configuration?.minCount ?? null,
+    max_count: body.configuration?.maxCount ?? null,
+    default_option_product_id: null,
+    price_book_id: null,
+    version: 1,
+    created_at: now,
+    updated_at: now,
+  };
+  await insertRows(tx, 'bundle_options', [option]);
+  await insertRows(
+    tx,
+    'option_products',
+    productRows(accountId, { bundleId, optionId: option.id }, body.products ?? [], 0),
+  );
+  const priceBook = await insertPriceBook(
+    tx,
+    {
+      accountId,
+      id: newId('priceBook'),
+      bundleOptionId: option.id,
+      name: option.name,
+      description: null,
+      effectiveStartDate: null,
+      effectiveEndDate: null,
+    },
+    now,
+  );
+  return { option: { ...option, price_book_id: priceBook.id }, priceBook };
+}
+
+async function requireOption(
+  db: Executor,
+  accountId: string,
+  bundleId: string,
+  optionId: string,
+): Promise<OptionRow> {
+  const option = await findOption(db, accountId, bundleId, optionId);
+  if (!option) throw notFound(`Option ${optionId} of bundle`, bundleId);
+  return option;
+}
+
+async function withProducts(db: Executor, option: OptionRow): Promise<BundleOptionWithProducts> {
+  const products = await listProductsOfOption(db, option.account_id, option.id);
+  return { ...toOption(option), products: products.map(toOptionProduct) };
+}
+
+/** Turns a unique-key refusal (a concurrent insert of the same productId) into the 409 it means. */
+async function productConflictGuard<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (isUniqueViolation(error))
+      throw new AppError('conflict', 'A product of this body is already in the option');
+    throw error;
+  }
+}
+
+export async function createOption(
+  db: Db,
+  accountId: string,
+  bundleId: string,
+  body: OptionCreateBody,
+): Promise<BundleOption> {
+  return db.transaction().execute(async (tx) => {
+    if (!(await findBundle(tx, accountId, bundleId))) throw notFound('Bundle', bundleId);
+    throwIfProblems(optionCreateProblems(body, ''));
+    throwIfConflicts(optionCreateConflicts(body, ''));
+    const displayOrder = body.displayOrder ?? (await nextOptionDisplayOrder(tx, accountId, bundleId));
+    const { option } = await insertOption(
+      tx,
+      accountId,
+      bundleId,
+      body,
+      displayOrder,
+      new Date().toISOString(),
+    );
+    return toOption(option);
+  });
+}
+
+export async function getOption(
+  db: Db,
+  accountId: string,
+  bundleId: string,
+  optionId: string,
+): Promise<BundleOptionWithProducts> {
+  return withProducts(db, await requireOption(db, accountId, bundleId, optionId));
+}
+
+export async function updateOption(
+  db: Db,
+  accountId: string,
+  bundleId: string,
+  optionId: string,
+  body: OptionUpdateBody,
+): Promise<BundleOption> {
+  return db.transaction().execute(async (tx) => {
+    const current = await requireOption(tx, accountId, bundleId, optionId);
+    const given = body.configuration ?? {};
+    const minCount = given.minCount === undefined ? current.min_count : given.minCount;
+    const maxCount = given.maxCount === undefined ? current.max_count : given.maxCount;
+    const problems = rangeProblem(
+      minCount,
+      maxCount,
+      given.minCount === undefined ? '/configuration/maxCount' : '/configuration/minCount',
+      'minCount',
+    );
+    const defaultId = given.defaultOptionProductId;
+    if (defaultId != null) {
+      const owner = await findOptionProductById(tx, accountId, defaultId);
+      const at = '/configuration/defaultOptionProductId';
+      if (!owner) problems.push(item('unknown_reference', at, `option product ${defaultId} does not exist`));
+      else if (owner.option_id !== optionId) {
+        problems.push(
+          item('default_product_not_in_option', at, `${defaultId} is a product of another option`),
+        );
+      }
+    }
+    throwIfProblems(problems);
+    const now = new Date().toISOString();
+    const updated: OptionRow = {
+      ...current,
+      name: body.name ?? current.name,
+      description: body.description === undefined ? current.description : body.description,
+      type: body.type ?? current.type,
+      display_order: body.displayOrder ?? current.display_order,
+      min_count: minCount,
+      max_count: maxCount,
+      default_option_product_id: defaultId === undefined ? current.default_option_product_id : defaultId,
+      version: current.version + 1,
+      updated_at: now,
+    };
+    await tx
+      .updateTable('bundle_options')
+      .set(updated)
+      .where('account_id', '=', accountId)
+      .where('id', '=', optionId)
+      .execute();
+    return toOption(updated);
+  });
+}
+
+/** Deletes the option; the cascades take its products, its price books and their entries. */
+export async function deleteOption(
+  db: Db,
+  accountId: string,
+  bundleId: string,
+  optionId: string,
+): Promise<void> {
+  const result = await db
+    .deleteFrom('bundle_options')
+    .where('account_id', '=', accountId)
+    .where('bundle_id', '=', bundleId)
+    .where('id', '=', optionId)
+    .executeTakeFirst();
+  if (result.numDeletedRows === 0n) throw notFound(`Option ${optionId} of bundle`, bundleId);
+}
+
+export async function cloneOption(
+  db: Db,
+  accountId: string,
+  bundleId: string,
+  optionId: string,
+): Promise<{ option: BundleOptionWithProducts; priceBook: PriceBook }> {
+  return db.transaction().execute(async (tx) => {
+    const source = await requireOption(tx, accountId, bundleId, optionId);
+    const displayOrder = await nextOptionDisplayOrder(tx, accountId, bundleId);
+    const copy = await copyOptions(tx, accountId, [source], {
+      bundleId,
+      priceBooks: 'current',
+      now: new Date().toISOString(),
+      rename: (name) => `${name} (copy)`,
+      displayOrder: () => displayOrder,
+    });
+    const [option] = copy.options;
+    const [priceBook] = copy.priceBooks;
+    if (!option || !priceBook) throw new Error(`option ${optionId} has no current price book to copy`);
+    return { option: await withProducts(tx, option), priceBook };
+  });
+}
+
+export async function addOptionProducts(
+  db: Db,
+  accountId: string,
+  bundleId: string,
+  optionId: string,
+  products: OptionProductInput[],
+): Promise<OptionProduct[]> {
+  return productConflictGuard(() =>
+    db.transaction().execute(async (tx) => {
+      await requireOption(tx, accountId, bundleId, optionId);
+      throwIfProblems(productRuleProblems(products, ''));
+      const existing = await listProductsOfOption(tx, accountId, optionId);
+      throwIfConflicts(productConflicts(products, new Set(existing.map((p) => p.product_id)), ''));
+      const first = await nextProductDisplayOrder(tx, accountId, optionId);
+      await insertRows(
+        tx,
+        'option_products',
+        productRows(accountId, { bundleId, optionId }, products, first),
+      );
+      return (await listProductsOfOption(tx, accountId, optionId)).map(toOptionProduct);
+    }),
+  );
+}
+
+async function requireOptionProduct(
+  db: Executor,
+  accountId: string,
+  optionId: string,
+  productId: string,
+): Promise<OptionProductRow> {
+  const product = await findOptionProduct(db, accountId, optionId, productId);
+  if (!product) throw notFound(`Product ${productId} of option`, optionId);
+  return product;
+}
+
+export async function updateOptionProduct(
+  db: Db,
+  accountId: string,
+  path: { bundleId: string; optionId: string; productId: string },
+  body: OptionProductUpdateBody,
+): Promise<OptionProduct> {
+  return db.transaction().execute(async (tx) => {
+    await requireOption(tx, accountId, path.bundleId, path.optionId);
+    const current = await requireOptionProduct(tx, accountId, path.optionId, path.productId);
+    const given = body.configuration ?? {};
+    const minQuantity = given.minQuantity === undefined ? current.min_quantity : given.minQuantity;
+    const maxQuantity = given.maxQuantity === undefined ? current.max_quantity : given.maxQuantity;
+    throwIfProblems(
+      rangeProblem(
+        minQuantity,
+        maxQuantity,
+        given.minQuantity === undefined ? '/configuration/maxQuantity' : '/configuration/minQuantity',
+        'minQuantity',
+      ),
+    );
+    const updated: OptionProductRow = {
+      ...current,
+      properties: body.properties === undefined ? current.properties : JSON.stringify(body.properties),
+      display_order: body.displayOrder ?? current.display_order,
+      min_quantity: minQuantity,
+      max_quantity: maxQuantity,
+      readonly_quantity:
+        given.readonlyQuantity === undefined ? current.readonly_quantity : given.readonlyQuantity,
+      version: current.version + 1,
+    };
+    await tx
+      .updateTable('option_products')
+      .set(updated)
+      .where('account_id', '=', accountId)
+      .where('id', '=', current.id)
+      .execute();
+    return toOptionProduct(updated);
+  });
+}
+
+/**
+ * Removes a product from an option; the cascades remove its entries in the option's price books. An option
+ * whose default it was is left without a default rather than pointing at nothing.
+ */
+export async function removeOptionProduct(
+  db: Db,
+  accountId: string,
+  path: { bundleId: string; optionId: string; productId: string },
+): Promise<OptionProduct[]> {
+  return db.transaction().execute(async (tx) => {
+    const option = await requireOption(tx, accountId, path.bundleId, path.optionId);
+    const product = await requireOptionProduct(tx, accountId, path.optionId, path.productId);
+    await tx
+      .deleteFrom('option_products')
+      .where('account_id', '=', accountId)
+      .where('id', '=', product.id)
+      .execute();
+    if (option.default_option_product_id === product.id) {
+      await tx
+        .updateTable('bundle_options')
+        .set({
+          default_option_product_id: null,
+          version: option.version + 1,
+          updated_at: new Date().toISOString(),
+        })
+        .where('account_id', '=', accountId)
+        .where('id', '=', option.id)
+        .execute();
+    }
+    return (await listProductsOfOption(tx, accountId, path.optionId)).map(toOptionProduct);
+  });
+}

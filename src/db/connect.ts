@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import type { Database, Db, Dialect } from './database.ts';
+import { DatabaseUnavailableError } from './errors.ts';
 import { openSqlite } from './sqlite-driver.ts';
 
 export interface DatabaseHandle {
@@ -45,8 +46,29 @@ export function connect(options: ConnectOptions): DatabaseHandle {
     });
     // An idle client losing its server emits 'error' on the pool; unhandled, it would end the process.
     pool.on('error', (error) => options.onPoolError?.(error));
+    const watched = new WeakSet<pg.PoolClient>();
+    // A failure to get a connection is an outage whatever its SQLSTATE (a database refusing connections answers
+    // 55000, a dropped one 3D000): tagging it here lets the error handler answer 503 rather than 500.
+    const guarded = {
+      connect: async () => {
+        let client: pg.PoolClient;
+        try {
+          client = await pool.connect();
+        } catch (error) {
+          throw new DatabaseUnavailableError(error);
+        }
+        // The pool listens for errors only on idle clients. One lost while checked out between two statements
+        // would emit 'error' with no listener, which ends the process; the next statement fails with it instead.
+        if (!watched.has(client)) {
+          watched.add(client);
+          client.on('error', () => {});
+        }
+        return client;
+      },
+      end: () => pool.end(),
+    };
     return {
-      db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }),
+      db: new Kysely<Database>({ dialect: new PostgresDialect({ pool: guarded }) }),
       dialect: 'postgres',
       description: redactUrl(options.databaseUrl),
     };

@@ -1,3 +1,14 @@
+/** No connection could be had at all: whatever the server said (refused, not accepting connections, unknown
+ * database, bad password), the request cannot be served now, and the pool retries on the next one. */
+export class DatabaseUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super(`cannot connect to the database: ${cause instanceof Error ? cause.message : String(cause)}`, {
+      cause,
+    });
+    this.name = 'DatabaseUnavailableError';
+  }
+}
+
 // Errors that mean "the database cannot be reached right now", as opposed to a bad query. They map to 503 and
 // the pool heals by itself once the server is back.
 const unavailableCodes = new Set([
@@ -27,6 +38,7 @@ const unavailableMessages = [
 
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
+  if (error instanceof DatabaseUnavailableError) return true;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && (unavailableCodes.has(code) || code.startsWith('08'))) return true;
   if (unavailableMessages.some((m) => error.message.includes(m))) return true;

@@ -3,14 +3,16 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import scalar from '@scalar/fastify-api-reference';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { sql } from 'kysely';
+import { Type } from 'typebox';
 import { bundleDetailsRoutes } from './bundle-details/bundle-details.routes.ts';
 import { bundlesRoutes } from './bundles/bundles.routes.ts';
 import type { Config } from './config.ts';
 import type { DatabaseHandle } from './db/connect.ts';
-import { requireApiKey } from './http/auth.ts';
-import { Problem, withErrorResponses } from './http/common-schemas.ts';
-import { registerErrorHandling } from './http/error-handler.ts';
+import { isApiRoute, requireApiKey } from './http/auth.ts';
+import { Problem, ProblemRef, withErrorResponses } from './http/common-schemas.ts';
+import { frameworkErrorHandler, registerErrorHandling } from './http/error-handler.ts';
 import { AppError } from './http/errors.ts';
+import { registerJsonBody } from './http/json-body.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { newId } from './ids.ts';
 import { optionsRoutes } from './options/options.routes.ts';
@@ -40,21 +42,29 @@ export async function buildApp({ config, database }: AppOptions): Promise<App> {
       return typeof incoming === 'string' && requestIdPattern.test(incoming) ? incoming : newId('request');
     },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 300 },
-    return503OnClosing: true,
+    // Fastify's own 503 while closing is not a problem document; the onRequest hook below answers instead.
+    return503OnClosing: false,
+    frameworkErrors: frameworkErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
-  // Only JSON is accepted; anything else is a 415 rather than a string handed to a route.
-  app.removeContentTypeParser('text/plain');
+  registerJsonBody(app);
   app.addSchema(Problem);
   registerErrorHandling(app);
 
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // Requests arriving on a kept-alive connection while in-flight ones drain; Fastify adds Connection: close.
+    if (closing) throw new AppError('service_unavailable', 'The server is shutting down');
   });
+  requireApiKey(app, database.db);
 
   app.addHook('onRoute', (route) => {
-    if (!route.url.startsWith('/v1/')) return;
+    if (!isApiRoute(route.url)) return;
     route.schema ??= {};
     route.schema.response = withErrorResponses(route.schema.response as Record<string, unknown> | undefined);
     (route.schema as Record<string, unknown>).security = [{ apiKey: [] }];
@@ -75,19 +85,43 @@ export async function buildApp({ config, database }: AppOptions): Promise<App> {
   });
 
   const { db } = database;
-  const operational = { schema: { hide: true } };
-  app.get('/healthz', operational, async () => ({ status: 'ok' }));
-  app.get('/readyz', operational, async () => {
-    try {
-      await sql`select 1`.execute(db);
-    } catch {
-      throw new AppError('service_unavailable', 'The database cannot be reached', {
-        headers: { 'retry-after': '1' },
-      });
-    }
-    return { status: 'ready', database: database.dialect };
-  });
-  app.get('/openapi.json', operational, async () => app.swagger());
+  const hidden = { schema: { hide: true } };
+  app.get(
+    '/healthz',
+    {
+      schema: {
+        tags: ['operations'],
+        summary: 'The process is up (no key needed)',
+        response: { 200: Type.Object({ status: Type.Literal('ok') }) },
+      },
+    },
+    async () => ({ status: 'ok' as const }),
+  );
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        tags: ['operations'],
+        summary: 'The database answers (no key needed); 503 while it does not',
+        response: {
+          200: Type.Object({
+            status: Type.Literal('ready'),
+            database: Type.Union([Type.Literal('sqlite'), Type.Literal('postgres')]),
+          }),
+          503: ProblemRef,
+        },
+      },
+    },
+    async () => {
+      try {
+        await sql`select 1`.execute(db);
+      } catch {
+        throw new AppError('service_unavailable', 'The database cannot be reached');
+      }
+      return { status: 'ready' as const, database: database.dialect };
+    },
+  );
+  app.get('/openapi.json', hidden, async () => app.swagger());
   await app.register(scalar, {
     routePrefix: '/docs',
     configuration: { url: '/openapi.json', title: 'cpq API' },
@@ -95,7 +129,6 @@ export async function buildApp({ config, database }: AppOptions): Promise<App> {
 
   await app.register(
     async (v1) => {
-      requireApiKey(v1, db);
       for (const routes of [
         bundlesRoutes,
         bundleDetailsRoutes,

@@ -15,10 +15,19 @@ declare module 'fastify' {
 
 const readMethods = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-/** Every route registered in this scope needs a key; the key's account scopes everything after. */
-export function requireApiKey(scope: FastifyInstance, db: Db): void {
-  scope.decorateRequest('account', null as unknown as Account);
-  scope.addHook('onRequest', async (request) => {
+/** Whether a route is an API route, and so needs a key. */
+export function isApiRoute(url: string | undefined): boolean {
+  return url !== undefined && (url === '/v1' || url.startsWith('/v1/'));
+}
+
+/**
+ * Every /v1 route needs a key; the key's account scopes everything after. The hook sits on the root and decides
+ * by the route's URL, so a /v1 route is guarded wherever in the plugin tree it was registered.
+ */
+export function requireApiKey(app: FastifyInstance, db: Db): void {
+  app.decorateRequest('account', null as unknown as Account);
+  app.addHook('onRequest', async (request) => {
+    if (!isApiRoute(request.routeOptions.url)) return;
     const presented = request.headers['x-api-key'];
     if (typeof presented !== 'string' || presented === '') {
       throw new AppError('unauthorized', 'Send an API key in the x-api-key header');

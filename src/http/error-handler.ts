@@ -54,7 +54,7 @@ function ajvItems(errors: AjvError[], context: ValidationContext): ProblemItem[]
 }
 
 const fastifyStatusCodes: Record<number, ProblemCode> = {
-  400: 'validation_failed',
+  400: 'bad_request',
   401: 'unauthorized',
   403: 'forbidden',
   404: 'not_found',
@@ -84,13 +84,28 @@ export function sendProblem(
     requestId: request.id,
   };
   if (errors && errors.length > 0) body.errors = errors;
+  // Set here as well as in onRequest: framework errors (a bad URL) answer before any hook runs.
+  reply.header('x-request-id', request.id);
   return reply.code(status).type('application/problem+json').send(body);
 }
 
-function classify(error: FastifyError): { code: ProblemCode; detail: string; errors?: ProblemItem[] } {
+interface Classified {
+  code: ProblemCode;
+  detail: string;
+  errors?: ProblemItem[] | undefined;
+}
+
+function classify(error: FastifyError, request: FastifyRequest): Classified {
   if (error instanceof AppError) return { code: error.code, detail: error.message, errors: error.errors };
   if (error.validation) {
     const context = (error.validationContext ?? 'body') as ValidationContext;
+    if (context === 'body' && request.body === undefined) {
+      return {
+        code: 'validation_failed',
+        detail: 'This request needs a JSON body',
+        errors: [{ code: 'invalid_required', in: 'body', pointer: '', message: 'a JSON body is required' }],
+      };
+    }
     const errors = ajvItems(error.validation as AjvError[], context);
     const first = errors[0];
     const detail =
@@ -99,35 +114,57 @@ function classify(error: FastifyError): { code: ProblemCode; detail: string; err
         : `${errors.length} problems were found in the ${locations[context]}`;
     return { code: 'validation_failed', detail, errors };
   }
-  if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError) {
-    return { code: 'malformed_json', detail: 'The request body is not valid JSON' };
-  }
-  if (error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
-    return { code: 'malformed_json', detail: 'The request says it carries JSON but the body is empty' };
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return { code: 'malformed_json', detail: 'The request body is not valid JSON' };
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_TYPE': {
+      const sent = request.headers['content-type'];
+      return {
+        code: 'unsupported_media_type',
+        detail: `Send the body as application/json${sent ? ` (this request says ${JSON.stringify(sent)})` : ' with a Content-Type header'}`,
+      };
+    }
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return {
+        code: 'payload_too_large',
+        detail: `The request body is over the limit of ${request.routeOptions.bodyLimit} bytes`,
+      };
   }
   if (isDatabaseUnavailable(error)) {
     return { code: 'service_unavailable', detail: 'The database cannot be reached; try again shortly' };
   }
   const status = error.statusCode ?? 500;
-  const mapped = fastifyStatusCodes[status];
+  const mapped = fastifyStatusCodes[status] ?? (status >= 400 && status < 500 ? 'bad_request' : undefined);
   if (mapped && status < 500) return { code: mapped, detail: error.message };
   return { code: 'internal_error', detail: 'The server failed to answer this request; it has been logged' };
 }
 
+function respond(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const { code, detail, errors } = classify(error, request);
+  const status = problemCodes[code].status;
+  if (status >= 500) {
+    request.log.error({ err: error, code }, 'request failed');
+  } else {
+    request.log.info({ code, detail }, 'request rejected');
+  }
+  if (code === 'service_unavailable') reply.header('retry-after', '1');
+  if (error instanceof AppError) reply.headers(error.headers);
+  return sendProblem(request, reply, code, detail, errors);
+}
+
+/** For Fastify's frameworkErrors option: errors raised before routing (a URL that cannot be decoded). */
+export function frameworkErrorHandler(
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): void {
+  respond(error, request, reply);
+}
+
 /** The one place errors become responses: every error body is an RFC 9457 problem. */
 export function registerErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    const { code, detail, errors } = classify(error);
-    const status = problemCodes[code].status;
-    if (status >= 500) {
-      request.log.error({ err: error, code }, 'request failed');
-      if (code === 'service_unavailable') reply.header('retry-after', '1');
-    } else {
-      request.log.info({ code, detail }, 'request rejected');
-    }
-    if (error instanceof AppError) reply.headers(error.headers);
-    return sendProblem(request, reply, code, detail, errors);
-  });
+  app.setErrorHandler((error: FastifyError, request, reply) => respond(error, request, reply));
 
   app.setNotFoundHandler((request, reply) =>
     sendProblem(request, reply, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}`),

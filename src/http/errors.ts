@@ -4,6 +4,7 @@ import { type Static, Type } from 'typebox';
 export const problemCodes = {
   validation_failed: { status: 400, title: 'The request is not valid' },
   malformed_json: { status: 400, title: 'The request body is not valid JSON' },
+  bad_request: { status: 400, title: 'The request cannot be read' },
   unauthorized: { status: 401, title: 'A valid API key is required' },
   forbidden: { status: 403, title: 'This API key may not do that' },
   not_found: { status: 404, title: 'Not found' },

@@ -17,13 +17,17 @@ export class ConfigError extends Error {}
 
 /** Reads the environment once, at start-up; a bad value stops the process with a message naming the variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // A variable set to the empty string counts as unset, as `PORT= cpq serve` means.
+  const read = (name: string) => (env[name] === '' ? undefined : env[name]);
+  const port = read('PORT');
+  const bodyLimit = read('BODY_LIMIT');
   const candidate = {
-    port: env.PORT === undefined ? 3000 : Number(env.PORT),
-    host: env.HOST ?? '127.0.0.1',
-    databaseUrl: env.DATABASE_URL || null,
-    sqlitePath: env.SQLITE_PATH ?? './data/cpq.sqlite',
-    logLevel: env.LOG_LEVEL ?? 'info',
-    bodyLimit: env.BODY_LIMIT === undefined ? 1024 * 1024 : Number(env.BODY_LIMIT),
+    port: port === undefined ? 3000 : Number(port),
+    host: read('HOST') ?? '127.0.0.1',
+    databaseUrl: read('DATABASE_URL') ?? null,
+    sqlitePath: read('SQLITE_PATH') ?? './data/cpq.sqlite',
+    logLevel: read('LOG_LEVEL') ?? 'info',
+    bodyLimit: bodyLimit === undefined ? 1024 * 1024 : Number(bodyLimit),
   };
   const names: Record<string, string> = {
     port: 'PORT',

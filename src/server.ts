@@ -1,4 +1,4 @@
-import { buildApp } from './app.ts';
+import { type App, buildApp } from './app.ts';
 import type { Config } from './config.ts';
 import { connect } from './db/connect.ts';
 import { migrateToLatest } from './db/migrate.ts';
@@ -6,21 +6,30 @@ import { migrateToLatest } from './db/migrate.ts';
 /** Starts the service and stops it cleanly on SIGTERM or SIGINT: no new connections, in-flight requests finish,
  * then the database closes. */
 export async function serve(config: Config): Promise<void> {
-  let app: Awaited<ReturnType<typeof buildApp>> | undefined;
+  let app: App | undefined;
   const database = connect({
     databaseUrl: config.databaseUrl,
     sqlitePath: config.sqlitePath,
     onPoolError: (error) => app?.log.warn({ err: error }, 'database connection lost'),
   });
-  await migrateToLatest(database.db, (name) => console.error(`migrated: ${name}`));
-  app = await buildApp({ config, database });
-  const started = app;
+  const started = await buildApp({ config, database });
+  app = started;
+
+  try {
+    await migrateToLatest(database.db, (migration) => started.log.info({ migration }, 'migration applied'));
+    await started.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    // Nothing may keep the process alive after a failed start (an open pool would, for its idle timeout).
+    await started.close();
+    await database.db.destroy();
+    throw error;
+  }
 
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    started.log.info({ signal }, 'shutting down');
+    started.log.info({ signal }, 'shutting down: finishing requests in flight');
     const forced = setTimeout(() => {
       started.log.error('shutdown took too long; exiting');
       process.exit(1);
@@ -30,9 +39,9 @@ export async function serve(config: Config): Promise<void> {
     await database.db.destroy();
     started.log.info('stopped');
   };
+  // `once`: a second signal gets the default action, so an operator can still force an exit.
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
 
-  await started.listen({ port: config.port, host: config.host });
   started.log.info({ database: database.dialect, at: database.description }, 'cpq is ready');
 }

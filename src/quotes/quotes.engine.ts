@@ -1,0 +1,368 @@
+import { type ProblemItem, pointer } from '../http/errors.ts';
+import { type PriceEntry, type PriceErrorCode, priceUnit } from '../pricing/adjustments.ts';
+import {
+  type Decimal,
+  decimalPlaces,
+  lineTotal,
+  MAX_PRICE_DECIMALS,
+  sumTotals,
+  toDecimal,
+  toJsonNumber,
+} from '../pricing/money.ts';
+import { MAX_QUOTE_LINES, type Quote, type QuoteLine, type QuoteRequest } from './quotes.schemas.ts';
+
+/** What a quote needs to know of one bundle, with prices in the quote's currency only. */
+export interface CatalogueBundle {
+  id: string;
+  isActive: boolean;
+  /** In display order: left-out INCLUDED options are filled in this order. */
+  options: CatalogueOption[];
+}
+
+export interface CatalogueOption {
+  id: string;
+  type: 'INCLUDED' | 'ADD_ON';
+  minCount: number | null;
+  maxCount: number | null;
+  defaultOptionProductId: string | null;
+  /** The option's current price book; null when it has none. */
+  priceBook: {
+    id: string;
+    isDeleted: boolean;
+    effectiveStartDate: string | null;
+    effectiveEndDate: string | null;
+  } | null;
+  products: CatalogueProduct[];
+}
+
+export interface CatalogueProduct {
+  /** The option product id (opp_...). */
+  id: string;
+  productId: string;
+  properties: Readonly<Record<string, string | null>>;
+  minQuantity: number | null;
+  maxQuantity: number | null;
+  readonlyQuantity: boolean;
+  /** The flag of the product's price book entry; false when it has no entry. */
+  allowUnitPriceEditing: boolean;
+  /** The entry's prices in the quote's currency; null when there are none. */
+  price: PriceEntry | null;
+}
+
+export type QuoteViolationCode =
+  | 'unknown_bundle'
+  | 'bundle_inactive'
+  | 'unknown_option'
+  | 'duplicate_option'
+  | 'included_option_missing'
+  | 'too_few_products'
+  | 'too_many_products'
+  | 'unknown_product'
+  | 'duplicate_product'
+  | 'quantity_below_min'
+  | 'quantity_above_max'
+  | 'quantity_readonly'
+  | 'unit_price_not_editable'
+  | 'price_book_deleted'
+  | 'price_book_not_effective'
+  | PriceErrorCode;
+
+export type QuoteOutcome = { ok: true; quote: Quote } | { ok: false; violations: ProblemItem[] };
+
+type RequestedProduct = QuoteRequest['bundles'][number]['options'][number]['products'][number];
+
+/** One product to price: from the request, or the default filling a left-out INCLUDED option. */
+interface Choice {
+  input: RequestedProduct;
+  /** Where a problem with one of the input's fields is reported. */
+  at: (...field: string[]) => string;
+  defaulted: boolean;
+}
+
+/** The quantity a read-only product keeps and a default product is filled with. */
+export function defaultQuantity(product: Pick<CatalogueProduct, 'minQuantity'>): number {
+  return Math.max(product.minQuantity ?? 0, 1);
+}
+
+/**
+ * Single-field rules the JSON schema cannot state (a 400 under C3): the total number of lines, and
+ * at most 6 decimals in an edited unit price, which `multipleOf` cannot check on binary doubles.
+ */
+export function checkQuoteRequest(request: QuoteRequest): ProblemItem[] {
+  const problems: ProblemItem[] = [];
+  let lines = 0;
+  request.bundles.forEach((bundle, i) => {
+    bundle.options.forEach((option, j) => {
+      lines += option.products.length;
+      option.products.forEach((product, k) => {
+        if (product.unitPrice !== undefined && decimalPlaces(product.unitPrice) > MAX_PRICE_DECIMALS) {
+          problems.push({
+            code: 'too_many_decimals',
+            in: 'body',
+            pointer: pointer('bundles', i, 'options', j, 'products', k, 'unitPrice'),
+            message: `${product.unitPrice} has more than ${MAX_PRICE_DECIMALS} decimal places`,
+          });
+        }
+      });
+    });
+  });
+  if (lines > MAX_QUOTE_LINES) {
+    problems.push({
+      code: 'too_many_lines',
+      in: 'body',
+      pointer: '/bundles',
+      message: `${lines} products were chosen; a quote holds at most ${MAX_QUOTE_LINES}`,
+    });
+  }
+  return problems;
+}
+
+function bookProblem(
+  book: CatalogueOption['priceBook'],
+  at: string,
+): { code: QuoteViolationCode; message: string } | null {
+  if (book === null) return { code: 'price_book_deleted', message: 'the option has no current price book' };
+  if (book.isDeleted) return { code: 'price_book_deleted', message: `price book ${book.id} is deleted` };
+  const instant = Date.parse(at);
+  const start = book.effectiveStartDate;
+  const end = book.effectiveEndDate;
+  if ((start !== null && instant < Date.parse(start)) || (end !== null && instant >= Date.parse(end))) {
+    return {
+      code: 'price_book_not_effective',
+      message: `price book ${book.id} is not effective at ${at}: it runs from ${start ?? 'any time'} until ${end ?? 'no end'}`,
+    };
+  }
+  return null;
+}
+
+function pricePointer(code: PriceErrorCode, entry: PriceEntry, choice: Choice): string {
+  switch (code) {
+    case 'no_price':
+      return choice.at();
+    case 'no_matching_tier':
+      return choice.at('quantity');
+    case 'variant_required':
+    case 'no_matching_variant':
+      return choice.at('variantId');
+    case 'no_matching_value':
+    case 'no_matching_range': {
+      const property = entry.adjustment && 'property' in entry.adjustment ? entry.adjustment.property : null;
+      return property !== null && choice.input.properties && Object.hasOwn(choice.input.properties, property)
+        ? choice.at('properties', property)
+        : choice.at();
+    }
+  }
+}
+
+/**
+ * Checks a configuration against its bundles' rules and prices it (C8, C11), with no I/O: every violation
+ * is collected, so a 422 lists them all at once. `at` is the RFC 3339 instant price books must be
+ * effective at.
+ */
+export function priceQuote(
+  request: QuoteRequest,
+  catalogue: ReadonlyMap<string, CatalogueBundle>,
+  at: string,
+): QuoteOutcome {
+  const { currency } = request;
+  const violations: ProblemItem[] = [];
+  const lines: QuoteLine[] = [];
+  const totals: Decimal[] = [];
+  const report = (code: QuoteViolationCode, at: string, message: string) =>
+    violations.push({ code, in: 'body', pointer: at, message });
+
+  const priceOption = (
+    bundle: CatalogueBundle,
+    multiplier: number,
+    option: CatalogueOption,
+    choices: Choice[],
+    optionAt: string,
+  ) => {
+    const countAt = choices[0]?.defaulted ? optionAt : `${optionAt}/products`;
+    const count = choices.length;
+    if (option.minCount !== null && count < option.minCount) {
+      report(
+        'too_few_products',
+        countAt,
+        `option ${option.id} needs at least ${option.minCount} products, not ${count}`,
+      );
+    }
+    if (option.maxCount !== null && count > option.maxCount) {
+      report(
+        'too_many_products',
+        countAt,
+        `option ${option.id} takes at most ${option.maxCount} products, not ${count}`,
+      );
+    }
+    const problem = bookProblem(option.priceBook, at);
+    if (problem !== null) report(problem.code, optionAt, `option ${option.id}: ${problem.message}`);
+    const book = problem === null ? option.priceBook : null;
+
+    const byProductId = new Map(option.products.map((p) => [p.productId, p]));
+    const seen = new Set<string>();
+    for (const choice of choices) {
+      const { input } = choice;
+      const product = byProductId.get(input.productId);
+      if (product === undefined) {
+        report(
+          'unknown_product',
+          choice.at('productId'),
+          `option ${option.id} has no product ${JSON.stringify(input.productId)}`,
+        );
+        continue;
+      }
+      if (seen.has(product.id)) {
+        report(
+          'duplicate_product',
+          choice.at('productId'),
+          `product ${product.productId} is already chosen in option ${option.id}`,
+        );
+        continue;
+      }
+      seen.add(product.id);
+      const name = `product ${product.productId}`;
+
+      if (product.readonlyQuantity) {
+        const fixed = defaultQuantity(product);
+        if (input.quantity !== fixed) {
+          report(
+            'quantity_readonly',
+            choice.at('quantity'),
+            `the quantity of ${name} is read-only: it must be ${fixed}`,
+          );
+        }
+      } else {
+        if (product.minQuantity !== null && input.quantity < product.minQuantity) {
+          report(
+            'quantity_below_min',
+            choice.at('quantity'),
+            `${name} needs a quantity of at least ${product.minQuantity}`,
+          );
+        }
+        if (product.maxQuantity !== null && input.quantity > product.maxQuantity) {
+          report(
+            'quantity_above_max',
+            choice.at('quantity'),
+            `${name} takes a quantity of at most ${product.maxQuantity}`,
+          );
+        }
+      }
+      const edited = input.unitPrice !== undefined;
+      if (edited && !product.allowUnitPriceEditing) {
+        report(
+          'unit_price_not_editable',
+          choice.at('unitPrice'),
+          `the unit price of ${name} may not be edited`,
+        );
+      }
+      if (book === null) continue;
+      const entry = product.price;
+      if (entry === null) {
+        report('no_price', choice.at(), `${name} has no price in ${currency} in price book ${book.id}`);
+        continue;
+      }
+      const quantity = input.quantity * multiplier;
+      const priced = priceUnit(entry, {
+        quantity,
+        properties: { ...product.properties, ...input.properties },
+        variantId: input.variantId ?? null,
+      });
+      if (!priced.ok) {
+        report(priced.code, pricePointer(priced.code, entry, choice), `${name}: ${priced.message}`);
+        continue;
+      }
+      const unitPrice = input.unitPrice === undefined ? priced.unitPrice : toDecimal(input.unitPrice);
+      const total = lineTotal(unitPrice, quantity, currency);
+      totals.push(total);
+      lines.push({
+        bundleId: bundle.id,
+        optionId: option.id,
+        productId: product.productId,
+        quantity,
+        listPrice: entry.listPrice === null ? null : toJsonNumber(toDecimal(entry.listPrice)),
+        unitPrice: toJsonNumber(unitPrice),
+        adjustment:
+          entry.adjustment === null
+            ? null
+            : { ...entry.adjustment, allowUnitPriceEditing: product.allowUnitPriceEditing },
+        total: toJsonNumber(total),
+        trace: {
+          priceBookId: book.id,
+          optionProductId: product.id,
+          defaulted: choice.defaulted,
+          ...priced.trace,
+          priceBookUnitPrice: toJsonNumber(priced.unitPrice),
+          unitPriceEdited: edited,
+        },
+      });
+    }
+  };
+
+  request.bundles.forEach((requested, i) => {
+    const bundleAt = pointer('bundles', i);
+    const bundle = catalogue.get(requested.bundleId);
+    if (bundle === undefined) {
+      report(
+        'unknown_bundle',
+        `${bundleAt}/bundleId`,
+        `there is no bundle ${JSON.stringify(requested.bundleId)}`,
+      );
+      return;
+    }
+    if (!bundle.isActive)
+      report('bundle_inactive', `${bundleAt}/bundleId`, `bundle ${bundle.id} is not active`);
+    const multiplier = requested.quantity ?? 1;
+    const options = new Map(bundle.options.map((o) => [o.id, o]));
+    const chosen = new Set<string>();
+
+    requested.options.forEach((requestedOption, j) => {
+      const optionAt = pointer('bundles', i, 'options', j);
+      const option = options.get(requestedOption.optionId);
+      if (option === undefined) {
+        report(
+          'unknown_option',
+          `${optionAt}/optionId`,
+          `bundle ${bundle.id} has no option ${JSON.stringify(requestedOption.optionId)}`,
+        );
+        return;
+      }
+      if (chosen.has(option.id)) {
+        report(
+          'duplicate_option',
+          `${optionAt}/optionId`,
+          `option ${option.id} is already chosen in this bundle`,
+        );
+        return;
+      }
+      chosen.add(option.id);
+      const choices = requestedOption.products.map(
+        (input, k): Choice => ({
+          input,
+          at: (...field) => pointer('bundles', i, 'options', j, 'products', k, ...field),
+          defaulted: false,
+        }),
+      );
+      priceOption(bundle, multiplier, option, choices, optionAt);
+    });
+
+    // A left-out INCLUDED option has no place in the request: its problems point at the bundle's options.
+    const optionsAt = `${bundleAt}/options`;
+    for (const option of bundle.options) {
+      if (option.type !== 'INCLUDED' || chosen.has(option.id)) continue;
+      const fallback = option.products.find((p) => p.id === option.defaultOptionProductId);
+      if (fallback === undefined) {
+        report(
+          'included_option_missing',
+          optionsAt,
+          `the INCLUDED option ${option.id} is required and has no default product`,
+        );
+        continue;
+      }
+      const input = { productId: fallback.productId, quantity: defaultQuantity(fallback) };
+      priceOption(bundle, multiplier, option, [{ input, at: () => optionsAt, defaulted: true }], optionsAt);
+    }
+  });
+
+  if (violations.length > 0) return { ok: false, violations };
+  return { ok: true, quote: { currency, at, lines, total: toJsonNumber(sumTotals(totals, currency)) } };
+}

@@ -1,8 +1,21 @@
-import type { Selectable } from 'kysely';
-import type { Executor, PriceBooksTable } from '../db/database.ts';
-import type { PriceBook } from './price-books.schemas.ts';
+import type { Insertable, Selectable, Updateable } from 'kysely';
+import type {
+  Executor,
+  PriceBookPricesTable,
+  PriceBookProductsTable,
+  PriceBooksTable,
+  ProductVariantsTable,
+} from '../db/database.ts';
+import type { Adjustment } from '../pricing/adjustment.schema.ts';
+import { toDecimal, toJsonNumber } from '../pricing/money.ts';
+import type { CurrencyPrices, PriceBook, PricedProduct } from './price-books.schemas.ts';
 
-export function toPriceBook(row: Selectable<PriceBooksTable>): PriceBook {
+export type PriceBookRow = Selectable<PriceBooksTable>;
+export type PriceRow = Selectable<PriceBookPricesTable>;
+export type VariantsRow = Selectable<ProductVariantsTable>;
+type Properties = PricedProduct['properties'];
+
+export function toPriceBook(row: PriceBookRow): PriceBook {
   return {
     id: row.id,
     accountId: row.account_id,
@@ -27,7 +40,7 @@ export interface NewPriceBook {
 
 /** Inserts a price book and makes it its option's current one. */
 export async function insertPriceBook(db: Executor, book: NewPriceBook, now: string): Promise<PriceBook> {
-  const row: Selectable<PriceBooksTable> = {
+  const row: PriceBookRow = {
     account_id: book.accountId,
     id: book.id,
     bundle_option_id: book.bundleOptionId,
@@ -48,4 +61,245 @@ export async function insertPriceBook(db: Executor, book: NewPriceBook, now: str
     .where('id', '=', book.bundleOptionId)
     .execute();
   return toPriceBook(row);
+}
+
+/** Stored money is exact decimal text; this is its JSON number. */
+export function toPrice(text: string | null): number | null {
+  return text === null ? null : toJsonNumber(toDecimal(text));
+}
+
+export function toStoredPrice(value: number | null): string | null {
+  return value === null ? null : toDecimal(value).toString();
+}
+
+/** The flag lives on the entry, not in the stored document; every adjustment read carries it. */
+export function toAdjustment(text: string | null, allowUnitPriceEditing: boolean): Adjustment | null {
+  return text === null ? null : { ...(JSON.parse(text) as Adjustment), allowUnitPriceEditing };
+}
+
+export function toStoredAdjustment(adjustment: Adjustment | null): string | null {
+  if (adjustment === null) return null;
+  const { allowUnitPriceEditing: _onTheEntry, ...stored } = adjustment;
+  return JSON.stringify(stored);
+}
+
+export function toCurrencyPrices(row: PriceRow, allowUnitPriceEditing: boolean): CurrencyPrices {
+  return {
+    standardPrice: toPrice(row.standard_price),
+    listPrice: toPrice(row.list_price),
+    adjustment: toAdjustment(row.adjustment, allowUnitPriceEditing),
+  };
+}
+
+export interface EntryRow {
+  product_id: string;
+  allow_unit_price_editing: boolean | number;
+  properties: string;
+}
+
+export function toPricedProduct(entry: EntryRow, prices: readonly PriceRow[]): PricedProduct {
+  const allowUnitPriceEditing = Boolean(entry.allow_unit_price_editing);
+  const byCurrency: PricedProduct['prices'] = {};
+  for (const row of prices) byCurrency[row.currency] = toCurrencyPrices(row, allowUnitPriceEditing);
+  return {
+    productId: entry.product_id,
+    allowUnitPriceEditing,
+    properties: JSON.parse(entry.properties) as Properties,
+    prices: byCurrency,
+  };
+}
+
+export async function findPriceBook(
+  db: Executor,
+  accountId: string,
+  id: string,
+): Promise<PriceBookRow | undefined> {
+  return db
+    .selectFrom('price_books')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+/**
+ * Marks the book as changing: a new version, and on PostgreSQL a row lock held to the end of the transaction,
+ * so writers of one book (its fields or its entries) take turns. SQLite runs one transaction at a time anyway.
+ */
+export async function touchPriceBook(
+  db: Executor,
+  accountId: string,
+  id: string,
+  now: string,
+): Promise<PriceBookRow | undefined> {
+  return db
+    .updateTable('price_books')
+    .set((eb) => ({ version: eb('version', '+', 1), updated_at: now }))
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function updatePriceBook(
+  db: Executor,
+  accountId: string,
+  id: string,
+  changes: Updateable<PriceBooksTable>,
+): Promise<PriceBookRow> {
+  return db
+    .updateTable('price_books')
+    .set(changes)
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function findOptionName(
+  db: Executor,
+  accountId: string,
+  optionId: string,
+): Promise<{ id: string; name: string } | undefined> {
+  return db
+    .selectFrom('bundle_options')
+    .select(['id', 'name'])
+    .where('account_id', '=', accountId)
+    .where('id', '=', optionId)
+    .executeTakeFirst();
+}
+
+/** The option's products among `productIds`: the products a book of that option may price. */
+export async function findOptionProducts(
+  db: Executor,
+  accountId: string,
+  optionId: string,
+  productIds: readonly string[],
+): Promise<{ product_id: string; properties: string }[]> {
+  if (productIds.length === 0) return [];
+  return db
+    .selectFrom('option_products')
+    .select(['product_id', 'properties'])
+    .where('account_id', '=', accountId)
+    .where('option_id', '=', optionId)
+    .where('product_id', 'in', productIds)
+    .execute();
+}
+
+/** The book's entries with the option product's properties, in the option's product order. */
+export async function listEntries(
+  db: Executor,
+  accountId: string,
+  priceBookId: string,
+  productIds?: readonly string[],
+): Promise<EntryRow[]> {
+  if (productIds?.length === 0) return [];
+  let query = db
+    .selectFrom('price_book_products as e')
+    .innerJoin('option_products as p', (join) =>
+      join
+        .onRef('p.account_id', '=', 'e.account_id')
+        .onRef('p.option_id', '=', 'e.option_id')
+        .onRef('p.product_id', '=', 'e.product_id'),
+    )
+    .select(['e.product_id', 'e.allow_unit_price_editing', 'p.properties'])
+    .where('e.account_id', '=', accountId)
+    .where('e.price_book_id', '=', priceBookId);
+  if (productIds) query = query.where('e.product_id', 'in', productIds);
+  return query.orderBy('p.display_order').orderBy('p.id').execute();
+}
+
+export async function listPrices(
+  db: Executor,
+  accountId: string,
+  priceBookId: string,
+  productIds: readonly string[],
+  currency?: string,
+): Promise<PriceRow[]> {
+  if (productIds.length === 0) return [];
+  let query = db
+    .selectFrom('price_book_prices')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('price_book_id', '=', priceBookId)
+    .where('product_id', 'in', productIds);
+  if (currency !== undefined) query = query.where('currency', '=', currency);
+  return query.orderBy('currency').execute();
+}
+
+export async function upsertEntries(
+  db: Executor,
+  rows: readonly Insertable<PriceBookProductsTable>[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  await db
+    .insertInto('price_book_products')
+    .values([...rows])
+    .onConflict((oc) =>
+      oc
+        .columns(['account_id', 'price_book_id', 'product_id'])
+        .doUpdateSet((eb) => ({ allow_unit_price_editing: eb.ref('excluded.allow_unit_price_editing') })),
+    )
+    .execute();
+}
+
+export async function upsertPrices(db: Executor, rows: readonly PriceRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await db
+    .insertInto('price_book_prices')
+    .values([...rows])
+    .onConflict((oc) =>
+      oc.columns(['account_id', 'price_book_id', 'product_id', 'currency']).doUpdateSet((eb) => ({
+        standard_price: eb.ref('excluded.standard_price'),
+        list_price: eb.ref('excluded.list_price'),
+        adjustment: eb.ref('excluded.adjustment'),
+      })),
+    )
+    .execute();
+}
+
+/** Removes the entries; their prices and variant tables go with them by cascade. Returns the products removed. */
+export async function deleteEntries(
+  db: Executor,
+  accountId: string,
+  priceBookId: string,
+  productIds: readonly string[],
+): Promise<string[]> {
+  const rows = await db
+    .deleteFrom('price_book_products')
+    .where('account_id', '=', accountId)
+    .where('price_book_id', '=', priceBookId)
+    .where('product_id', 'in', productIds)
+    .returning('product_id')
+    .execute();
+  return rows.map((r) => r.product_id);
+}
+
+export async function findVariants(
+  db: Executor,
+  accountId: string,
+  priceBookId: string,
+  productId: string,
+): Promise<VariantsRow | undefined> {
+  return db
+    .selectFrom('product_variants')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('price_book_id', '=', priceBookId)
+    .where('product_id', '=', productId)
+    .executeTakeFirst();
+}
+
+export async function upsertVariants(db: Executor, row: VariantsRow): Promise<void> {
+  await db
+    .insertInto('product_variants')
+    .values(row)
+    .onConflict((oc) =>
+      oc.columns(['account_id', 'price_book_id', 'product_id']).doUpdateSet((eb) => ({
+        is_dynamic: eb.ref('excluded.is_dynamic'),
+        template: eb.ref('excluded.template'),
+        properties: eb.ref('excluded.properties'),
+      })),
+    )
+    .execute();
 }

@@ -1,3 +1,307 @@
+import { Type } from 'typebox';
 import type { Routes } from '../http/routes.ts';
+import {
+  AdjustmentBody,
+  AdjustmentResponse,
+  CurrencyQuery,
+  PriceBook,
+  PriceBookCreateBody,
+  PriceBookParams,
+  PriceBookPatchBody,
+  PriceBookProductParams,
+  PricedProductsPage,
+  PricedProductsQuery,
+  PricesDeleteBody,
+  PricesDeleteResponse,
+  PricesPutBody,
+  PricesPutResponse,
+  ProductVariantsBody,
+  ProductVariantTable,
+} from './price-books.schemas.ts';
+import {
+  createPriceBook,
+  deleteAdjustment,
+  deletePriceBook,
+  deletePrices,
+  getAdjustment,
+  getPriceBook,
+  getProductVariants,
+  patchPriceBook,
+  putAdjustment,
+  putPrices,
+  putProductVariants,
+  searchPricedProducts,
+} from './price-books.service.ts';
 
-export const priceBooksRoutes: Routes = async (_app, _options) => {};
+const tags = ['Price books'];
+const NoContent = Type.Null({ description: 'No content' });
+const Conflict = Type.Ref('Problem', { description: 'The price book is deleted and can no longer change' });
+const RuleViolation = Type.Ref('Problem', {
+  description: 'A rule across fields or records rejects the request',
+});
+
+const deletedBookReads =
+  'A deleted price book no longer serves its entries: this read answers as though the book had none.';
+
+export const priceBooksRoutes: Routes = async (app, { db }) => {
+  app.post(
+    '/pricebooks',
+    {
+      schema: {
+        operationId: 'createPriceBook',
+        summary: 'Create a price book and make it the option’s current one',
+        description:
+          'The new book starts without entries. The option’s previous book is kept, unchanged, but no longer ' +
+          'prices the option. An unknown bundleOptionId is a 422 unknown_reference; a start not before the end ' +
+          'a 422 rule_violation.',
+        tags,
+        body: PriceBookCreateBody,
+        response: { 201: PriceBook, 422: RuleViolation },
+      },
+    },
+    async (request, reply) => {
+      const book = await createPriceBook(db, request.account.id, request.body);
+      return reply.code(201).header('location', `/v1/pricebooks/${book.id}`).send(book);
+    },
+  );
+
+  app.get(
+    '/pricebooks/:priceBookId',
+    {
+      schema: {
+        operationId: 'getPriceBook',
+        summary: 'Read a price book',
+        description: 'A deleted price book stays readable here, with isDeleted true.',
+        tags,
+        params: PriceBookParams,
+        response: { 200: PriceBook },
+      },
+    },
+    async (request) => getPriceBook(db, request.account.id, request.params.priceBookId),
+  );
+
+  app.patch(
+    '/pricebooks/:priceBookId',
+    {
+      schema: {
+        operationId: 'updatePriceBook',
+        summary: 'Change the name, description or effective dates of a price book',
+        description:
+          'Fields left out keep their value; null clears a description or opens an effective date. Dates are ' +
+          'returned in UTC with milliseconds. The resulting start must be before the end (422).',
+        tags,
+        params: PriceBookParams,
+        body: PriceBookPatchBody,
+        response: { 200: PriceBook, 409: Conflict, 422: RuleViolation },
+      },
+    },
+    async (request) => patchPriceBook(db, request.account.id, request.params.priceBookId, request.body),
+  );
+
+  app.delete(
+    '/pricebooks/:priceBookId',
+    {
+      schema: {
+        operationId: 'deletePriceBook',
+        summary: 'Delete a price book (soft delete)',
+        description:
+          'The book stays readable with isDeleted true, its entries stop being served (bundle details, searches, ' +
+          'adjustments, variant tables) and it can no longer change (409). The option keeps pointing at it, ' +
+          'priced by nothing, until POST /v1/pricebooks makes a new current book. Deleting again is a no-op.',
+        tags,
+        params: PriceBookParams,
+        response: { 204: NoContent },
+      },
+    },
+    async (request, reply) => {
+      await deletePriceBook(db, request.account.id, request.params.priceBookId);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.put(
+    '/pricebooks/:priceBookId/prices',
+    {
+      schema: {
+        operationId: 'putPrices',
+        summary: 'Upsert prices of products in a price book',
+        description:
+          'All or nothing. Each element writes one product in one currency; fields left out keep their value. ' +
+          'allowUnitPriceEditing is one flag per product (also settable inside the adjustment). 400: a money ' +
+          'value with more than 6 decimal places, an unknown currency, a malformed adjustment. 422: a product ' +
+          'not of the book’s option (unknown_reference), a repeated (productId, currency), conflicting flags, ' +
+          'adjustment rules (tiers with gaps or overlaps, duplicate values). 409 when the book is deleted.',
+        tags,
+        params: PriceBookParams,
+        body: PricesPutBody,
+        response: { 200: PricesPutResponse, 409: Conflict, 422: RuleViolation },
+      },
+    },
+    async (request) => ({
+      entries: await putPrices(db, request.account.id, request.params.priceBookId, request.body),
+    }),
+  );
+
+  app.delete(
+    '/pricebooks/:priceBookId/prices',
+    {
+      schema: {
+        operationId: 'deletePrices',
+        summary: 'Remove products from a price book',
+        description:
+          'Each string is a productId; every entry of those products (all currencies, and the variant table) is ' +
+          'removed. Products without an entry are listed in notFound. 409 when the book is deleted.',
+        tags,
+        params: PriceBookParams,
+        body: PricesDeleteBody,
+        response: { 200: PricesDeleteResponse, 409: Conflict },
+      },
+    },
+    async (request) => deletePrices(db, request.account.id, request.params.priceBookId, request.body),
+  );
+
+  app.get(
+    '/pricebooks/:priceBookId/pricedProducts',
+    {
+      schema: {
+        operationId: 'searchPricedProducts',
+        summary: 'Search the products in a price book, with their prices',
+        description:
+          'Products with an entry in the book, in the option’s product order (displayOrder, then id). `q` ' +
+          'matches a case-insensitive substring of the productId or of any property value. ' +
+          `${deletedBookReads} (total 0).`,
+        tags,
+        params: PriceBookParams,
+        querystring: PricedProductsQuery,
+        response: { 200: PricedProductsPage },
+      },
+    },
+    async (request) =>
+      searchPricedProducts(db, request.account.id, request.params.priceBookId, request.query),
+  );
+
+  app.get(
+    '/pricebooks/:priceBookId/products/:productId/adjustment',
+    {
+      schema: {
+        operationId: 'getAdjustment',
+        summary: 'Read the adjustment of a product in one currency',
+        description: `404 when the product has no adjustment in that currency. ${deletedBookReads} (404).`,
+        tags,
+        params: PriceBookProductParams,
+        querystring: CurrencyQuery,
+        response: { 200: AdjustmentResponse },
+      },
+    },
+    async (request) => ({
+      adjustment: await getAdjustment(
+        db,
+        request.account.id,
+        request.params.priceBookId,
+        request.params.productId,
+        request.query.currency,
+      ),
+    }),
+  );
+
+  app.put(
+    '/pricebooks/:priceBookId/products/:productId/adjustment',
+    {
+      schema: {
+        operationId: 'putAdjustment',
+        summary: 'Set the adjustment of a product in one currency',
+        description:
+          'Creates the entry when the product has none. The product must be one of the book’s option (404 ' +
+          'otherwise). allowUnitPriceEditing inside the adjustment, when given, sets the flag of the entry. ' +
+          '409 when the book is deleted.',
+        tags,
+        params: PriceBookProductParams,
+        querystring: CurrencyQuery,
+        body: AdjustmentBody,
+        response: { 200: AdjustmentResponse, 409: Conflict, 422: RuleViolation },
+      },
+    },
+    async (request) => ({
+      adjustment: await putAdjustment(
+        db,
+        request.account.id,
+        request.params.priceBookId,
+        request.params.productId,
+        request.query.currency,
+        request.body.adjustment,
+      ),
+    }),
+  );
+
+  app.delete(
+    '/pricebooks/:priceBookId/products/:productId/adjustment',
+    {
+      schema: {
+        operationId: 'deleteAdjustment',
+        summary: 'Remove the adjustment of a product in one currency',
+        description:
+          'The prices stay. 404 when there is no adjustment in that currency; 409 when the book is deleted.',
+        tags,
+        params: PriceBookProductParams,
+        querystring: CurrencyQuery,
+        response: { 204: NoContent, 409: Conflict },
+      },
+    },
+    async (request, reply) => {
+      await deleteAdjustment(
+        db,
+        request.account.id,
+        request.params.priceBookId,
+        request.params.productId,
+        request.query.currency,
+      );
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.put(
+    '/pricebooks/:priceBookId/products/:productId/product-variants',
+    {
+      schema: {
+        operationId: 'putProductVariants',
+        summary: 'Define the variants of a product',
+        description:
+          'tokens are the {name} placeholders of template; each must name a property (422). Dynamic: the ' +
+          'variants are every combination of the values of the template’s properties (every property must ' +
+          'appear in the template, at most 10000 combinations, distinct ids); a variant id is the template with ' +
+          'each token replaced. Static: the variants are the values of the product’s variant adjustments. ' +
+          'Prices come from those variant adjustments. Answers the table as GET does.',
+        tags,
+        params: PriceBookProductParams,
+        body: ProductVariantsBody,
+        response: { 200: ProductVariantTable, 409: Conflict, 422: RuleViolation },
+      },
+    },
+    async (request) =>
+      putProductVariants(
+        db,
+        request.account.id,
+        request.params.priceBookId,
+        request.params.productId,
+        request.body,
+      ),
+  );
+
+  app.get(
+    '/pricebooks/:priceBookId/products/:productId/product-variants',
+    {
+      schema: {
+        operationId: 'getProductVariants',
+        summary: 'Read the variant pricing table of a product',
+        description:
+          'rows: one per variant and currency whose variant adjustment prices it, by currency then variant ' +
+          `order; properties maps each token to its value ({} for a static variant). ${deletedBookReads} (404).`,
+        tags,
+        params: PriceBookProductParams,
+        response: { 200: ProductVariantTable },
+      },
+    },
+    async (request) =>
+      getProductVariants(db, request.account.id, request.params.priceBookId, request.params.productId),
+  );
+};

@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox';
-import { Id, Instant, Nullable, ProductId, Properties } from '../http/common-schemas.ts';
-import { Adjustment } from '../pricing/adjustment.schema.ts';
+import { Currency, Id, Instant, Limit, Nullable, ProductId, Properties } from '../http/common-schemas.ts';
+import { Adjustment, Money } from '../pricing/adjustment.schema.ts';
 
 export const PriceBook = Type.Object({
   id: Id('pb', 'Price book id'),
@@ -20,13 +20,181 @@ export const CurrencyPrices = Type.Object({
   listPrice: Nullable(Type.Number()),
   adjustment: Nullable(Adjustment),
 });
+export type CurrencyPrices = Static<typeof CurrencyPrices>;
 
 export const PricedProduct = Type.Object({
   productId: ProductId,
   allowUnitPriceEditing: Type.Boolean(),
   properties: Properties,
   prices: Type.Record(Type.String({ pattern: '^[A-Z]{3}$' }), CurrencyPrices, {
-    description: 'Keyed by ISO 4217 currency code',
+    description:
+      'Keyed by ISO 4217 currency code. An adjustment carries allowUnitPriceEditing copied in from the entry.',
   }),
 });
 export type PricedProduct = Static<typeof PricedProduct>;
+
+// Path ids are plain strings so that any id the account does not have, well-formed or not, is a 404.
+const PathId = Type.String({ minLength: 1, maxLength: 100 });
+
+export const PriceBookParams = Type.Object({ priceBookId: PathId });
+export const PriceBookProductParams = Type.Object({ priceBookId: PathId, productId: ProductId });
+
+const Name = Type.String({ minLength: 1, maxLength: 200 });
+const Description = Nullable(Type.String({ maxLength: 2000 }));
+const EffectiveDate = Nullable({
+  ...Instant,
+  description: 'RFC 3339 date-time, returned in UTC with milliseconds; null leaves that end open',
+});
+
+export const PriceBookCreateBody = Type.Object(
+  {
+    bundleOptionId: Type.String({
+      minLength: 1,
+      maxLength: 100,
+      description: 'The option the price book belongs to; the new book becomes its current one',
+    }),
+    name: Type.Optional({ ...Name, description: "Default: the option's name" }),
+    description: Type.Optional(Description),
+    effectiveStartDate: Type.Optional(EffectiveDate),
+    effectiveEndDate: Type.Optional(EffectiveDate),
+  },
+  { additionalProperties: false },
+);
+export type PriceBookCreateBody = Static<typeof PriceBookCreateBody>;
+
+export const PriceBookPatchBody = Type.Object(
+  {
+    name: Type.Optional(Name),
+    description: Type.Optional(Description),
+    effectiveStartDate: Type.Optional(EffectiveDate),
+    effectiveEndDate: Type.Optional(EffectiveDate),
+  },
+  { additionalProperties: false },
+);
+export type PriceBookPatchBody = Static<typeof PriceBookPatchBody>;
+
+const Price = Type.Optional(
+  Nullable({ ...Money, description: 'At most 6 decimal places; null clears it; left out keeps it' }),
+);
+
+export const PriceWrite = Type.Object(
+  {
+    productId: ProductId,
+    currency: Currency,
+    standardPrice: Price,
+    listPrice: Price,
+    adjustment: Type.Optional(Nullable(Adjustment)),
+    allowUnitPriceEditing: Type.Optional(
+      Type.Boolean({ description: 'One flag for the product, across its currencies' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type PriceWrite = Static<typeof PriceWrite>;
+
+export const PricesPutBody = Type.Array(PriceWrite, {
+  minItems: 1,
+  maxItems: 1000,
+  description: 'Upserts, all or nothing; at most one element per (productId, currency)',
+});
+
+export const PricesPutResponse = Type.Object({
+  entries: Type.Array(PricedProduct, { description: 'The whole entry of each product written, once each' }),
+});
+
+export const PricesDeleteBody = Type.Array(ProductId, {
+  minItems: 1,
+  maxItems: 1000,
+  description: 'Product ids whose entries (every currency) are removed',
+});
+
+export const PricesDeleteResponse = Type.Object({
+  deleted: Type.Array(ProductId, { description: 'Products that had an entry, now removed' }),
+  notFound: Type.Array(ProductId, { description: 'Products that had no entry in the price book' }),
+});
+
+export const CurrencyQuery = Type.Object({ currency: Currency });
+
+export const AdjustmentBody = Type.Object(
+  {
+    adjustment: {
+      ...Adjustment,
+      description:
+        'Stored for the currency of the query. allowUnitPriceEditing, when given, sets the flag of the entry; ' +
+        'it is not stored inside the adjustment.',
+    },
+  },
+  { additionalProperties: false },
+);
+export type AdjustmentBody = Static<typeof AdjustmentBody>;
+
+export const AdjustmentResponse = Type.Object({
+  adjustment: {
+    ...Adjustment,
+    description: 'As stored, with allowUnitPriceEditing copied in from the entry',
+  },
+});
+
+export const PricedProductsQuery = Type.Object({
+  q: Type.Optional(
+    Type.String({
+      maxLength: 200,
+      description: 'Case-insensitive substring of the productId or of any property value',
+    }),
+  ),
+  currency: Type.Optional({ ...Currency, description: 'Limits `prices` to this currency' }),
+  limit: Type.Optional(Limit),
+  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Results to skip' })),
+});
+export type PricedProductsQuery = Static<typeof PricedProductsQuery>;
+
+export const PricedProductsPage = Type.Object({
+  total: Type.Integer({ description: 'Number of matches, across all pages' }),
+  results: Type.Array(PricedProduct),
+});
+export type PricedProductsPage = Static<typeof PricedProductsPage>;
+
+const VariantProperty = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    values: Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 200 }),
+  },
+  { additionalProperties: false },
+);
+
+export const ProductVariantsBody = Type.Object(
+  {
+    isDynamic: Type.Boolean({
+      description:
+        'true: the variants are every combination of the property values; false: the values of the ' +
+        "product's variant adjustments",
+    }),
+    template: Type.String({
+      minLength: 1,
+      maxLength: 1000,
+      description: 'Variant id pattern; each {name} placeholder names a property',
+    }),
+    properties: Type.Array(VariantProperty, { maxItems: 20 }),
+  },
+  { additionalProperties: false },
+);
+export type ProductVariantsBody = Static<typeof ProductVariantsBody>;
+
+export const ProductVariantTable = Type.Object({
+  isDynamic: Type.Boolean(),
+  template: Type.String(),
+  tokens: Type.Array(Type.String(), { description: 'The {name} placeholders of the template, in order' }),
+  properties: Type.Array(Type.Object({ name: Type.String(), values: Type.Array(Type.String()) })),
+  rows: Type.Array(
+    Type.Object({
+      currency: Type.String(),
+      variantId: Type.String(),
+      unitPrice: Type.Number(),
+      properties: Type.Record(Type.String(), Type.String(), {
+        description: 'Token -> value that produced the variant; {} for a static variant',
+      }),
+    }),
+    { description: "One per variant and currency with a price in that currency's variant adjustment" },
+  ),
+});
+export type ProductVariantTable = Static<typeof ProductVariantTable>;

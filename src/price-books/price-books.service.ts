@@ -1,0 +1,589 @@
+import type { Db, Executor } from '../db/database.ts';
+import { isForeignKeyViolation } from '../db/errors.ts';
+import { AppError, invalid, notFound, type ProblemItem, pointer } from '../http/errors.ts';
+import { newId } from '../ids.ts';
+import { throwIfProblems as throwIfRuleProblems } from '../options/options.service.ts';
+import type { Adjustment } from '../pricing/adjustment.schema.ts';
+import { validateAdjustment } from '../pricing/adjustments.ts';
+import { decimalPlaces, MAX_PRICE_DECIMALS } from '../pricing/money.ts';
+import { normaliseInstant } from './instants.ts';
+import {
+  deleteEntries,
+  findOptionName,
+  findOptionProducts,
+  findPriceBook,
+  findVariants,
+  insertPriceBook,
+  listEntries,
+  listPrices,
+  type PriceBookRow,
+  type PriceRow,
+  toAdjustment,
+  toPriceBook,
+  toPricedProduct,
+  toStoredAdjustment,
+  toStoredPrice,
+  touchPriceBook,
+  updatePriceBook,
+  upsertEntries,
+  upsertPrices,
+  upsertVariants,
+} from './price-books.repository.ts';
+import type {
+  PriceBook,
+  PriceBookCreateBody,
+  PriceBookPatchBody,
+  PricedProduct,
+  PricedProductsPage,
+  PricedProductsQuery,
+  PriceWrite,
+  ProductVariantsBody,
+  ProductVariantTable,
+} from './price-books.schemas.ts';
+import { validateVariantDefinition, variantTable } from './product-variants.ts';
+
+// Problems about one field alone are a 400 under C3; the rest relate fields or records and are a 422.
+const singleFieldCodes = new Set(['too_many_decimals', 'not_integer', 'unrepresentable_instant']);
+
+function item(code: string, at: string, message: string): ProblemItem {
+  return { code, in: 'body', pointer: at, message };
+}
+
+function throwIfProblems(problems: ProblemItem[]): void {
+  if (problems.some((p) => singleFieldCodes.has(p.code))) throw invalid('validation_failed', problems);
+  throwIfRuleProblems(problems);
+}
+
+function adjustmentProblems(adjustment: Adjustment, at: string): ProblemItem[] {
+  return validateAdjustment(adjustment).map((v) => item(v.code, `${at}${v.pointer}`, v.message));
+}
+
+const now = () => new Date().toISOString();
+
+type DateField = 'effectiveStartDate' | 'effectiveEndDate';
+const dateFields: DateField[] = ['effectiveStartDate', 'effectiveEndDate'];
+
+/** The body's dates in stored form, with the problems of each date alone. */
+function normaliseDates(body: Partial<Record<DateField, string | null>>): {
+  dates: Partial<Record<DateField, string | null>>;
+  problems: ProblemItem[];
+} {
+  const dates: Partial<Record<DateField, string | null>> = {};
+  const problems: ProblemItem[] = [];
+  for (const field of dateFields) {
+    const value = body[field];
+    if (value === undefined) continue;
+    const normalised = value === null ? null : normaliseInstant(value);
+    if (value !== null && normalised === null) {
+      problems.push(
+        item('unrepresentable_instant', `/${field}`, 'is not an instant between years 0000 and 9999 in UTC'),
+      );
+    }
+    dates[field] = normalised;
+  }
+  return { dates, problems };
+}
+
+/** A book is effective from its start (inclusive) to its end (exclusive), so an empty window is refused. */
+function windowProblems(
+  start: string | null,
+  end: string | null,
+  given: Partial<Record<DateField, unknown>>,
+): ProblemItem[] {
+  if (start === null || end === null || start < end) return [];
+  return dateFields
+    .filter((field) => given[field] !== undefined)
+    .map((field) =>
+      item(
+        'start_not_before_end',
+        `/${field}`,
+        `effectiveStartDate ${start} is not before effectiveEndDate ${end}`,
+      ),
+    );
+}
+
+async function readableBook(db: Executor, accountId: string, id: string): Promise<PriceBookRow> {
+  const book = await findPriceBook(db, accountId, id);
+  if (!book) throw notFound('Price book', id);
+  return book;
+}
+
+/** Opens a write to a book or its entries: 404 if the account has no such book, 409 once it is deleted. */
+async function writableBook(db: Executor, accountId: string, id: string): Promise<PriceBookRow> {
+  const book = await touchPriceBook(db, accountId, id, now());
+  if (!book) throw notFound('Price book', id);
+  if (book.is_deleted) {
+    throw new AppError(
+      'conflict',
+      `Price book ${id} is deleted and can no longer change; make a new one with POST /v1/pricebooks`,
+    );
+  }
+  return book;
+}
+
+function entriesNotServed(book: PriceBookRow): AppError {
+  return new AppError('not_found', `Price book ${book.id} is deleted; its entries are no longer served`);
+}
+
+/** The product must be one of the book's option, which is what the book can price. */
+async function productOfBook(db: Executor, book: PriceBookRow, productId: string): Promise<void> {
+  const [product] = await findOptionProducts(db, book.account_id, book.bundle_option_id, [productId]);
+  if (!product) {
+    throw new AppError(
+      'not_found',
+      `Product ${productId} is not a product of option ${book.bundle_option_id}`,
+    );
+  }
+}
+
+async function currentFlag(
+  db: Executor,
+  book: PriceBookRow,
+  productId: string,
+): Promise<boolean | undefined> {
+  const [entry] = await listEntries(db, book.account_id, book.id, [productId]);
+  return entry === undefined ? undefined : Boolean(entry.allow_unit_price_editing);
+}
+
+async function pricedProducts(
+  db: Executor,
+  book: PriceBookRow,
+  productIds: readonly string[],
+  currency?: string,
+): Promise<PricedProduct[]> {
+  const entries = await listEntries(db, book.account_id, book.id, productIds);
+  const prices = await listPrices(db, book.account_id, book.id, productIds, currency);
+  const byProduct = Map.groupBy(prices, (p) => p.product_id);
+  const products = new Map(
+    entries.map((e) => [e.product_id, toPricedProduct(e, byProduct.get(e.product_id) ?? [])]),
+  );
+  return productIds.flatMap((id) => products.get(id) ?? []);
+}
+
+/** A product removed from its option mid-write takes its entries along; the write cannot land and is retried. */
+async function guardProductRemoval<T>(write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (isForeignKeyViolation(error)) {
+      throw new AppError('conflict', 'A product was removed from the option during this write; try again');
+    }
+    throw error;
+  }
+}
+
+export async function getPriceBook(db: Db, accountId: string, id: string): Promise<PriceBook> {
+  return toPriceBook(await readableBook(db, accountId, id));
+}
+
+export async function createPriceBook(
+  db: Db,
+  accountId: string,
+  body: PriceBookCreateBody,
+): Promise<PriceBook> {
+  const { dates, problems } = normaliseDates(body);
+  throwIfProblems(problems);
+  const start = dates.effectiveStartDate ?? null;
+  const end = dates.effectiveEndDate ?? null;
+  throwIfProblems(windowProblems(start, end, body));
+  const unknownOption = () =>
+    invalid('unknown_reference', [
+      item('unknown_reference', '/bundleOptionId', `option ${body.bundleOptionId} does not exist`),
+    ]);
+  return db.transaction().execute(async (trx) => {
+    const option = await findOptionName(trx, accountId, body.bundleOptionId);
+    if (!option) throw unknownOption();
+    try {
+      return await insertPriceBook(
+        trx,
+        {
+          accountId,
+          id: newId('priceBook'),
+          bundleOptionId: option.id,
+          name: body.name ?? option.name,
+          description: body.description ?? null,
+          effectiveStartDate: start,
+          effectiveEndDate: end,
+        },
+        now(),
+      );
+    } catch (error) {
+      // The option was deleted between the look-up and the insert.
+      if (isForeignKeyViolation(error)) throw unknownOption();
+      throw error;
+    }
+  });
+}
+
+export async function patchPriceBook(
+  db: Db,
+  accountId: string,
+  id: string,
+  body: PriceBookPatchBody,
+): Promise<PriceBook> {
+  const { dates, problems } = normaliseDates(body);
+  throwIfProblems(problems);
+  return db.transaction().execute(async (trx) => {
+    const book = await writableBook(trx, accountId, id);
+    const start =
+      dates.effectiveStartDate === undefined ? book.effective_start_date : dates.effectiveStartDate;
+    const end = dates.effectiveEndDate === undefined ? book.effective_end_date : dates.effectiveEndDate;
+    throwIfProblems(windowProblems(start, end, body));
+    const updated = await updatePriceBook(trx, accountId, id, {
+      name: body.name ?? book.name,
+      description: body.description === undefined ? book.description : body.description,
+      effective_start_date: start,
+      effective_end_date: end,
+    });
+    return toPriceBook(updated);
+  });
+}
+
+/** Soft delete; deleting a deleted book again changes nothing and succeeds. */
+export async function deletePriceBook(db: Db, accountId: string, id: string): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const book = await touchPriceBook(trx, accountId, id, now());
+    if (!book) throw notFound('Price book', id);
+    if (!book.is_deleted) await updatePriceBook(trx, accountId, id, { is_deleted: true });
+  });
+}
+
+function writeProblems(body: readonly PriceWrite[]): ProblemItem[] {
+  const problems: ProblemItem[] = [];
+  const keys = new Map<string, number>();
+  const flags = new Map<string, { value: boolean; at: string }>();
+  body.forEach((write, i) => {
+    for (const field of ['standardPrice', 'listPrice'] as const) {
+      const value = write[field];
+      if (typeof value === 'number' && decimalPlaces(value) > MAX_PRICE_DECIMALS) {
+        problems.push(
+          item(
+            'too_many_decimals',
+            pointer(i, field),
+            `${value} has more than ${MAX_PRICE_DECIMALS} decimal places`,
+          ),
+        );
+      }
+    }
+    if (write.adjustment) problems.push(...adjustmentProblems(write.adjustment, pointer(i, 'adjustment')));
+    const key = JSON.stringify([write.productId, write.currency]);
+    const earlier = keys.get(key);
+    if (earlier !== undefined) {
+      problems.push(
+        item(
+          'duplicate_price',
+          pointer(i),
+          `product ${write.productId} in ${write.currency} is already given at ${pointer(earlier)}`,
+        ),
+      );
+    } else {
+      keys.set(key, i);
+    }
+    // One flag per product: every element of the product that sets it, directly or in its adjustment, must agree.
+    const setters = [
+      { value: write.allowUnitPriceEditing, at: pointer(i, 'allowUnitPriceEditing') },
+      {
+        value: write.adjustment?.allowUnitPriceEditing,
+        at: pointer(i, 'adjustment', 'allowUnitPriceEditing'),
+      },
+    ];
+    for (const { value, at } of setters) {
+      if (value === undefined) continue;
+      const first = flags.get(write.productId);
+      if (first === undefined) {
+        flags.set(write.productId, { value, at });
+      } else if (first.value !== value) {
+        problems.push(
+          item(
+            'conflicting_flag',
+            at,
+            `allowUnitPriceEditing of product ${write.productId} is set to ${first.value} at ${first.at}`,
+          ),
+        );
+      }
+    }
+  });
+  return problems;
+}
+
+function givenFlag(write: PriceWrite): boolean | undefined {
+  return write.allowUnitPriceEditing ?? write.adjustment?.allowUnitPriceEditing;
+}
+
+export async function putPrices(
+  db: Db,
+  accountId: string,
+  id: string,
+  body: readonly PriceWrite[],
+): Promise<PricedProduct[]> {
+  const problems = writeProblems(body);
+  if (problems.some((p) => singleFieldCodes.has(p.code))) throwIfProblems(problems);
+  const productIds = [...new Set(body.map((w) => w.productId))];
+  return db.transaction().execute(async (trx) => {
+    const book = await writableBook(trx, accountId, id);
+    const known = new Set(
+      (await findOptionProducts(trx, accountId, book.bundle_option_id, productIds)).map((p) => p.product_id),
+    );
+    body.forEach((write, i) => {
+      if (!known.has(write.productId)) {
+        problems.push(
+          item(
+            'unknown_reference',
+            pointer(i, 'productId'),
+            `product ${write.productId} is not a product of option ${book.bundle_option_id}`,
+          ),
+        );
+      }
+    });
+    throwIfProblems(problems);
+
+    const flags = new Map(
+      (await listEntries(trx, accountId, id, productIds)).map((e) => [
+        e.product_id,
+        Boolean(e.allow_unit_price_editing),
+      ]),
+    );
+    for (const write of body) {
+      const flag = givenFlag(write);
+      if (flag !== undefined) flags.set(write.productId, flag);
+    }
+    const existing = new Map(
+      (await listPrices(trx, accountId, id, productIds)).map((p) => [
+        JSON.stringify([p.product_id, p.currency]),
+        p,
+      ]),
+    );
+    const rows: PriceRow[] = body.map((write) => {
+      const old = existing.get(JSON.stringify([write.productId, write.currency]));
+      return {
+        account_id: accountId,
+        price_book_id: id,
+        product_id: write.productId,
+        currency: write.currency,
+        standard_price:
+          write.standardPrice === undefined
+            ? (old?.standard_price ?? null)
+            : toStoredPrice(write.standardPrice),
+        list_price:
+          write.listPrice === undefined ? (old?.list_price ?? null) : toStoredPrice(write.listPrice),
+        adjustment:
+          write.adjustment === undefined ? (old?.adjustment ?? null) : toStoredAdjustment(write.adjustment),
+      };
+    });
+    await guardProductRemoval(async () => {
+      await upsertEntries(
+        trx,
+        productIds.map((productId) => ({
+          account_id: accountId,
+          price_book_id: id,
+          option_id: book.bundle_option_id,
+          product_id: productId,
+          allow_unit_price_editing: flags.get(productId) ?? false,
+        })),
+      );
+      await upsertPrices(trx, rows);
+    });
+    return pricedProducts(trx, book, productIds);
+  });
+}
+
+export async function deletePrices(
+  db: Db,
+  accountId: string,
+  id: string,
+  productIds: readonly string[],
+): Promise<{ deleted: string[]; notFound: string[] }> {
+  const asked = [...new Set(productIds)];
+  return db.transaction().execute(async (trx) => {
+    await writableBook(trx, accountId, id);
+    const removed = new Set(await deleteEntries(trx, accountId, id, asked));
+    return {
+      deleted: asked.filter((p) => removed.has(p)),
+      notFound: asked.filter((p) => !removed.has(p)),
+    };
+  });
+}
+
+async function priceRow(
+  db: Executor,
+  book: PriceBookRow,
+  productId: string,
+  currency: string,
+): Promise<PriceRow | undefined> {
+  const [row] = await listPrices(db, book.account_id, book.id, [productId], currency);
+  return row;
+}
+
+function noAdjustment(productId: string, currency: string): AppError {
+  return new AppError(
+    'not_found',
+    `Product ${productId} has no adjustment in ${currency} in this price book`,
+  );
+}
+
+export async function getAdjustment(
+  db: Db,
+  accountId: string,
+  id: string,
+  productId: string,
+  currency: string,
+): Promise<Adjustment> {
+  const book = await readableBook(db, accountId, id);
+  if (book.is_deleted) throw entriesNotServed(book);
+  const row = await priceRow(db, book, productId, currency);
+  const flag = await currentFlag(db, book, productId);
+  const adjustment = row && flag !== undefined ? toAdjustment(row.adjustment, flag) : null;
+  if (!adjustment) throw noAdjustment(productId, currency);
+  return adjustment;
+}
+
+export async function putAdjustment(
+  db: Db,
+  accountId: string,
+  id: string,
+  productId: string,
+  currency: string,
+  adjustment: Adjustment,
+): Promise<Adjustment> {
+  throwIfProblems(adjustmentProblems(adjustment, '/adjustment'));
+  return db.transaction().execute(async (trx) => {
+    const book = await writableBook(trx, accountId, id);
+    await productOfBook(trx, book, productId);
+    const flag = adjustment.allowUnitPriceEditing ?? (await currentFlag(trx, book, productId)) ?? false;
+    const old = await priceRow(trx, book, productId, currency);
+    await guardProductRemoval(async () => {
+      await upsertEntries(trx, [
+        {
+          account_id: accountId,
+          price_book_id: id,
+          option_id: book.bundle_option_id,
+          product_id: productId,
+          allow_unit_price_editing: flag,
+        },
+      ]);
+      await upsertPrices(trx, [
+        {
+          account_id: accountId,
+          price_book_id: id,
+          product_id: productId,
+          currency,
+          standard_price: old?.standard_price ?? null,
+          list_price: old?.list_price ?? null,
+          adjustment: toStoredAdjustment(adjustment),
+        },
+      ]);
+    });
+    return { ...adjustment, allowUnitPriceEditing: flag };
+  });
+}
+
+export async function deleteAdjustment(
+  db: Db,
+  accountId: string,
+  id: string,
+  productId: string,
+  currency: string,
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const book = await writableBook(trx, accountId, id);
+    const row = await priceRow(trx, book, productId, currency);
+    if (!row?.adjustment) throw noAdjustment(productId, currency);
+    await upsertPrices(trx, [{ ...row, adjustment: null }]);
+  });
+}
+
+/**
+ * Matching runs here rather than in SQL: SQLite's lower() folds ASCII only and PostgreSQL's follows the
+ * database locale, and properties are JSON text. A book holds the products of one option, so it is small.
+ */
+export async function searchPricedProducts(
+  db: Db,
+  accountId: string,
+  id: string,
+  query: PricedProductsQuery,
+): Promise<PricedProductsPage> {
+  const book = await readableBook(db, accountId, id);
+  if (book.is_deleted) return { total: 0, results: [] };
+  const entries = await listEntries(db, accountId, id);
+  const needle = query.q?.toLowerCase() ?? '';
+  const matches =
+    needle === ''
+      ? entries
+      : entries.filter(
+          (e) =>
+            e.product_id.toLowerCase().includes(needle) ||
+            Object.values(JSON.parse(e.properties) as Record<string, string | null>).some((v) =>
+              v?.toLowerCase().includes(needle),
+            ),
+        );
+  const offset = query.offset ?? 0;
+  const page = matches.slice(offset, offset + (query.limit ?? 25)).map((e) => e.product_id);
+  return { total: matches.length, results: await pricedProducts(db, book, page, query.currency) };
+}
+
+async function variantTableOf(
+  db: Executor,
+  book: PriceBookRow,
+  productId: string,
+  definition: ProductVariantsBody,
+): Promise<ProductVariantTable> {
+  const flag = (await currentFlag(db, book, productId)) ?? false;
+  const prices = await listPrices(db, book.account_id, book.id, [productId]);
+  return variantTable(
+    definition,
+    prices.map((p) => ({ currency: p.currency, adjustment: toAdjustment(p.adjustment, flag) })),
+  );
+}
+
+export async function putProductVariants(
+  db: Db,
+  accountId: string,
+  id: string,
+  productId: string,
+  body: ProductVariantsBody,
+): Promise<ProductVariantTable> {
+  throwIfProblems(validateVariantDefinition(body).map((v) => item(v.code, v.pointer, v.message)));
+  return db.transaction().execute(async (trx) => {
+    const book = await writableBook(trx, accountId, id);
+    await productOfBook(trx, book, productId);
+    await guardProductRemoval(async () => {
+      if ((await currentFlag(trx, book, productId)) === undefined) {
+        await upsertEntries(trx, [
+          {
+            account_id: accountId,
+            price_book_id: id,
+            option_id: book.bundle_option_id,
+            product_id: productId,
+            allow_unit_price_editing: false,
+          },
+        ]);
+      }
+      await upsertVariants(trx, {
+        account_id: accountId,
+        price_book_id: id,
+        product_id: productId,
+        is_dynamic: body.isDynamic,
+        template: body.template,
+        properties: JSON.stringify(body.properties),
+      });
+    });
+    return variantTableOf(trx, book, productId, body);
+  });
+}
+
+export async function getProductVariants(
+  db: Db,
+  accountId: string,
+  id: string,
+  productId: string,
+): Promise<ProductVariantTable> {
+  const book = await readableBook(db, accountId, id);
+  if (book.is_deleted) throw entriesNotServed(book);
+  const row = await findVariants(db, accountId, id, productId);
+  if (!row) throw new AppError('not_found', `Product ${productId} has no variant table in this price book`);
+  return variantTableOf(db, book, productId, {
+    isDynamic: Boolean(row.is_dynamic),
+    template: row.template,
+    properties: JSON.parse(row.properties) as ProductVariantsBody['properties'],
+  });
+}

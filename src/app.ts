@@ -8,7 +8,7 @@ import { bundleDetailsRoutes } from './bundle-details/bundle-details.routes.ts';
 import { bundlesRoutes } from './bundles/bundles.routes.ts';
 import type { Config } from './config.ts';
 import type { DatabaseHandle } from './db/connect.ts';
-import { isApiRoute, requireApiKey } from './http/auth.ts';
+import { isApiRoute, needsWriteAccess, requireApiKey } from './http/auth.ts';
 import { Problem, ProblemRef, withErrorResponses } from './http/common-schemas.ts';
 import { frameworkErrorHandler, registerErrorHandling } from './http/error-handler.ts';
 import { AppError } from './http/errors.ts';
@@ -67,7 +67,9 @@ export async function buildApp({ config, database }: AppOptions): Promise<App> {
     if (!isApiRoute(route.url)) return;
     route.schema ??= {};
     route.schema.response = withErrorResponses(route.schema.response as Record<string, unknown> | undefined);
-    (route.schema as Record<string, unknown>).security = [{ apiKey: [] }];
+    // OpenAPI 3.1 lets an apiKey requirement name roles: `write` marks what a read-only key may not call.
+    const writes = [route.method].flat().some((method) => needsWriteAccess(method, route.config));
+    (route.schema as Record<string, unknown>).security = [{ apiKey: writes ? ['write'] : [] }];
   });
 
   await app.register(swagger, {
@@ -77,7 +79,9 @@ export async function buildApp({ config, database }: AppOptions): Promise<App> {
         title: 'cpq',
         version: '1.0.0',
         description:
-          'Configure-price-quote backend for product bundles and price books. Errors are RFC 9457 problem details.',
+          'Configure-price-quote backend for product bundles and price books. Every /v1 operation needs an API key ' +
+          'in the x-api-key header; an operation whose security names the role `write` refuses read-only keys ' +
+          'with 403. Errors are RFC 9457 problem details (application/problem+json).',
       },
       components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } } },
     },

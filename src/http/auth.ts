@@ -15,6 +15,11 @@ declare module 'fastify' {
 
 const readMethods = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+/** Whether a read-only key is refused: every write, except a route marked readOnlyAllowed (it only reads). */
+export function needsWriteAccess(method: string, config: { readOnlyAllowed?: boolean } | undefined): boolean {
+  return !readMethods.has(method) && config?.readOnlyAllowed !== true;
+}
+
 /** Whether a route is an API route, and so needs a key. */
 export function isApiRoute(url: string | undefined): boolean {
   return url !== undefined && (url === '/v1' || url.startsWith('/v1/'));
@@ -34,11 +39,7 @@ export function requireApiKey(app: FastifyInstance, db: Db): void {
     }
     const account = await authenticate(db, presented);
     if (!account) throw new AppError('unauthorized', 'The API key is not known or has been revoked');
-    if (
-      account.readOnly &&
-      !readMethods.has(request.method) &&
-      !request.routeOptions.config.readOnlyAllowed
-    ) {
+    if (account.readOnly && needsWriteAccess(request.method, request.routeOptions.config)) {
       throw new AppError('forbidden', 'This API key is read-only');
     }
     request.account = account;

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { after, before, describe } from 'node:test';
 import type { InjectOptions } from 'fastify';
 import { type App, buildApp } from '../../src/app.ts';
@@ -32,6 +33,26 @@ export interface TestContext {
   /** A new key; each account name is its own tenant. */
   newKey(accountId: string, options?: { readOnly?: boolean }): Promise<string>;
   call(method: InjectOptions['method'], url: string, options?: CallOptions): Promise<CallResult>;
+}
+
+/**
+ * Asserts an RFC 9457 problem response: status, code, media type, every member of the body, and the request id
+ * in both the header and the body.
+ */
+export function assertProblem(result: CallResult, status: number, code?: string): void {
+  const where = `${result.status} ${result.text.slice(0, 300)}`;
+  assert.equal(result.status, status, where);
+  assert.match(String(result.headers['content-type']), /^application\/problem\+json/, where);
+  const body = result.body;
+  assert.equal(typeof body, 'object', where);
+  for (const member of ['type', 'title', 'detail', 'instance', 'code', 'requestId']) {
+    assert.equal(typeof body[member], 'string', `${member} in ${where}`);
+  }
+  assert.equal(body.status, status, where);
+  if (code !== undefined) assert.equal(body.code, code, where);
+  assert.equal(body.type, `urn:problem-type:cpq:${body.code}`, where);
+  assert.ok(body.requestId.length > 0, where);
+  assert.equal(result.headers['x-request-id'], body.requestId, where);
 }
 
 export function testConfig(overrides: Partial<Config> = {}): Config {

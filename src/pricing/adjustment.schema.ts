@@ -1,10 +1,12 @@
 import { type Static, Type } from 'typebox';
+import { MAX_MARKUP_PERCENT, PRICE_LIMIT } from './money.ts';
 
 // The decimal-places limit cannot be a JSON Schema keyword: `multipleOf: 0.000001` fails on binary
 // doubles such as 0.3, so validateAdjustment enforces it and the description documents it.
 export const Money = Type.Number({
   minimum: 0,
-  description: 'Price: a non-negative decimal number with at most 6 decimal places.',
+  exclusiveMaximum: PRICE_LIMIT,
+  description: 'Price: a non-negative decimal number below 10^15 with at most 6 decimal places.',
 });
 
 const allowUnitPriceEditing = Type.Optional(
@@ -20,10 +22,7 @@ const Unit = Type.Number({ minimum: 0, description: 'A quantity of units: a non-
 const Override = Type.Object(
   {
     type: Type.Literal('override'),
-    amount: Type.Number({
-      minimum: 0,
-      description: 'The unit price, replacing the base price; at most 6 decimal places.',
-    }),
+    amount: Type.With(Money, { description: 'The unit price, replacing the base price.' }),
     allowUnitPriceEditing,
   },
   { additionalProperties: false, title: 'OverrideAdjustment' },
@@ -33,10 +32,11 @@ const Percent = Type.Object(
   {
     type: Type.Literal('percent'),
     amount: Type.Number({
+      minimum: -MAX_MARKUP_PERCENT,
       maximum: 100,
       description:
-        'Discount off the base price (listPrice, else standardPrice) in percent, at most 100 and at most ' +
-        '6 decimal places; a negative amount is a markup.',
+        `Discount off the base price (listPrice, else standardPrice) in percent, -${MAX_MARKUP_PERCENT} ` +
+        'to 100, at most 6 decimal places; a negative amount is a markup.',
     }),
     allowUnitPriceEditing,
   },

@@ -3,8 +3,9 @@ import { minorUnits } from './currencies.ts';
 
 // A private constructor keeps the global decimal.js configuration untouched for other code. The
 // exponent limits make toString() always plain notation, so stored strings never read "1e-7".
+const PRECISION = 40;
 const Dec = DecimalJs.clone({
-  precision: 40,
+  precision: PRECISION,
   rounding: DecimalJs.ROUND_HALF_UP,
   toExpNeg: -9e15,
   toExpPos: 9e15,
@@ -13,6 +14,14 @@ const Dec = DecimalJs.clone({
 export type Decimal = DecimalJs;
 
 export const MAX_PRICE_DECIMALS = 6;
+
+/**
+ * Prices stay below 10^15 (21 significant digits with 6 decimals), percent markups at most 1000 %, and
+ * quote quantities at most 10^15, so every product fits the 40-digit precision and stays exact, and
+ * every total is a finite JSON number.
+ */
+export const PRICE_LIMIT = 1e15;
+export const MAX_MARKUP_PERCENT = 1000;
 
 // Numbers go through String(), the shortest string that round-trips, so 0.1 becomes exactly 0.1
 // rather than the binary value 0.1000000000000000055511151231257827...
@@ -34,9 +43,14 @@ export function roundUnitPrice(d: Decimal): Decimal {
 }
 
 export function lineTotal(unitPrice: Decimal, quantity: number, currency: string): Decimal {
-  return toDecimal(unitPrice)
-    .times(toDecimal(quantity))
-    .toDecimalPlaces(minorUnits(currency), Dec.ROUND_HALF_UP);
+  const unit = toDecimal(unitPrice);
+  const units = toDecimal(quantity);
+  // A product has at most the significant digits of both factors; beyond the working precision
+  // decimal.js would round it silently, and an inexact total is worse than none.
+  if (unit.sd() + units.sd() > PRECISION) {
+    throw new RangeError(`${unit.toString()} x ${units.toString()} needs more than ${PRECISION} digits`);
+  }
+  return unit.times(units).toDecimalPlaces(minorUnits(currency), Dec.ROUND_HALF_UP);
 }
 
 // A total is the sum of lines already rounded to the currency (C8); an unrounded line here is a

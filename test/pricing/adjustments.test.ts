@@ -57,6 +57,9 @@ describe('Adjustment schema', () => {
     { type: 'enum', property: 'color', values: [{ value: 'red', unitPrice: 1 }] },
     { type: 'range', property: 'length', values: [{ firstUnit: 0, lastUnit: 1.5, unitPrice: 1 }] },
     { type: 'variant', values: [{ value: 'v-1', unitPrice: 1 }] },
+    { type: 'override', amount: 999_999_999_999_999.9 },
+    { type: 'percent', amount: -1000 },
+    { type: 'percent', amount: 100 },
   ];
   for (const adj of valid) {
     it(`accepts ${JSON.stringify(adj)}`, () => assert.ok(Value.Check(Adjustment, adj)));
@@ -77,6 +80,10 @@ describe('Adjustment schema', () => {
     { type: 'range', property: 'length', values: [{ firstUnit: 0, unitPrice: 1 }] },
     { type: 'variant', values: [{ value: 'v-1', unitPrice: '1' }] },
     { type: 'override', amount: 1, allowUnitPriceEditing: 'yes' },
+    { type: 'override', amount: 1e15 },
+    { type: 'percent', amount: -1000.000001 },
+    { type: 'volume', tiers: [{ firstUnit: 0, unitPrice: 1e15 }] },
+    { type: 'variant', values: [{ value: 'v-1', unitPrice: 1e300 }] },
   ];
   for (const adj of invalid) {
     it(`rejects ${JSON.stringify(adj)}`, () => assert.equal(Value.Check(Adjustment, adj), false));
@@ -580,5 +587,26 @@ describe('unit price to line total by currency', () => {
     const result = priceUnit(entry({ type: 'percent', amount: 5 }, { listPrice: '10' }), line(1));
     assert.ok(result.ok);
     assert.deepEqual(JSON.parse(JSON.stringify(result.trace)), result.trace);
+  });
+});
+
+describe('priceUnit and lineTotal where binary floating point drifts', () => {
+  const total = (adj: Adjustment | null, quantity: number, prices: { listPrice?: string } = {}) => {
+    const result = priceUnit(entry(adj, prices), line(quantity));
+    assert.ok(result.ok);
+    return [result.unitPrice.toString(), lineTotal(result.unitPrice, quantity, 'USD').toString()];
+  };
+
+  it('prices exactly what a double would get wrong', () => {
+    // 1.1 * 0.9 = 0.9900000000000001, 0.1 * 3 = 0.30000000000000004, 0.07 * 100 = 7.000000000000001,
+    // 1.005 * 100 = 100.49999999999999 (rounding down to 1.00).
+    assert.notEqual(1.1 * 0.9, 0.99);
+    assert.deepEqual(total({ type: 'percent', amount: 10 }, 1, { listPrice: '1.1' }), ['0.99', '0.99']);
+    assert.deepEqual(total({ type: 'volume', tiers: [{ firstUnit: 0, unitPrice: 0.1 }] }, 3), ['0.1', '0.3']);
+    const enumAdj: Adjustment = { type: 'enum', property: 'p', values: [{ value: 'a', unitPrice: 0.07 }] };
+    const result = priceUnit(entry(enumAdj), line(100, { p: 'a' }));
+    assert.ok(result.ok);
+    assert.equal(lineTotal(result.unitPrice, 100, 'USD').toString(), '7');
+    assert.deepEqual(total({ type: 'override', amount: 1.005 }, 1), ['1.005', '1.01']);
   });
 });

@@ -171,6 +171,20 @@ describe('lineTotal', () => {
   it('throws on an unknown currency', () => {
     assert.throws(() => lineTotal(toDecimal(1), 1, 'XAU'), RangeError);
   });
+
+  it('stays exact at the largest unit price and quantity a quote allows', () => {
+    // The largest percent unit price: just under 10^15 marked up by 1000 %, times 10^15 - 1 units.
+    const unit = roundUnitPrice(toDecimal('999999999999999.999999').times(1100).div(100));
+    assert.equal(unit.toString(), '10999999999999999.999989');
+    assert.equal(lineTotal(unit, 999_999_999_999_999, 'KWD').toString(), '10999999999999988999989000000000');
+  });
+
+  it('refuses a product it could not compute exactly rather than round it silently', () => {
+    assert.throws(
+      () => lineTotal(toDecimal('123456789012345678901234567890.123456'), 999_999_999, 'USD'),
+      RangeError,
+    );
+  });
 });
 
 describe('sumTotals', () => {

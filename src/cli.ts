@@ -4,6 +4,7 @@ import { ConfigError, loadConfig } from './config.ts';
 import { connect } from './db/connect.ts';
 import type { Db } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
+import { seedDemo } from './demo/seed-demo.ts';
 import { createKey, isValidAccountId, listApiKeys, revokeApiKey } from './keys/keys.service.ts';
 import { serve } from './server.ts';
 
@@ -101,6 +102,18 @@ const commands: Record<string, Command> = {
       const key = await withDatabase((db) => revokeApiKey(db, keyId as string));
       if (!key) throw new UsageError(`no key ${keyId}`);
       console.error(`revoked ${key.id}`);
+    },
+  },
+  'seed-demo': {
+    usage: 'cpq seed-demo --account <accountId>',
+    summary:
+      'Add a sample laptop bundle (prices in USD, EUR, JPY) to an account; prints its ids as JSON. Each run adds one.',
+    options: { account: { type: 'string' } },
+    run: async (values) => {
+      const accountId = accountOption(values.account);
+      const seed = await withDatabase((db) => seedDemo(db, accountId));
+      console.error(`created demo bundle ${seed.bundleId} in account ${accountId}`);
+      console.log(JSON.stringify(seed, null, 2));
     },
   },
 };

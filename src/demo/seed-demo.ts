@@ -1,0 +1,230 @@
+// A realistic sample catalogue for the README walkthrough, made through the same services the API calls, so it
+// obeys every rule a client's data does. Each run is additive: it makes a new bundle and touches nothing else.
+import { createBundle, deleteBundle } from '../bundles/bundles.service.ts';
+import type { Db } from '../db/database.ts';
+import type { OptionCreateBody } from '../options/options.schemas.ts';
+import { createOption } from '../options/options.service.ts';
+import type { PriceWrite, ProductVariantsBody } from '../price-books/price-books.schemas.ts';
+import { putPrices, putProductVariants } from '../price-books/price-books.service.ts';
+
+type Currency = 'USD' | 'EUR' | 'JPY';
+type Prices = Record<Currency, number>;
+
+/** One price in USD, EUR and JPY; EUR rounded to cents, JPY to whole yen (it has no minor unit). */
+function inAllCurrencies(usd: number): Prices {
+  return { USD: usd, EUR: Math.round(usd * 92) / 100, JPY: Math.round(usd * 150) };
+}
+
+interface DemoProduct {
+  productId: string;
+  properties: Record<string, string | null>;
+  standardPrice: number;
+  listPrice?: number;
+  allowUnitPriceEditing?: boolean;
+  /** The adjustment in USD; other currencies get it scaled like the prices. */
+  adjustment?: (price: (usd: number) => number) => PriceWrite['adjustment'];
+  variants?: ProductVariantsBody;
+}
+
+interface DemoOption {
+  option: OptionCreateBody;
+  products: DemoProduct[];
+}
+
+const sleeveVariants: ProductVariantsBody = {
+  isDynamic: true,
+  template: 'SLEEVE-{size}-{color}',
+  properties: [
+    { name: 'size', values: ['13', '15'] },
+    { name: 'color', values: ['black', 'grey'] },
+  ],
+};
+
+const demo: DemoOption[] = [
+  {
+    option: {
+      name: 'Processor',
+      description: 'Choose one processor',
+      type: 'INCLUDED',
+      configuration: { minCount: 1, maxCount: 1 },
+    },
+    products: [
+      {
+        productId: 'DEMO-CPU-8C',
+        properties: { brand: 'Contoso', cores: '8', clockGhz: '4.2' },
+        standardPrice: 320,
+        listPrice: 349,
+        adjustment: () => ({ type: 'percent', amount: 5 }),
+      },
+      {
+        productId: 'DEMO-CPU-12C',
+        properties: { brand: 'Contoso', cores: '12', clockGhz: '4.8' },
+        standardPrice: 480,
+        listPrice: 529,
+        adjustment: (price) => ({ type: 'override', amount: price(499) }),
+      },
+    ],
+  },
+  {
+    option: {
+      name: 'Memory',
+      description: 'Choose the memory size',
+      type: 'INCLUDED',
+      configuration: { minCount: 1, maxCount: 1 },
+    },
+    products: [
+      {
+        productId: 'DEMO-RAM-DDR5',
+        properties: { kind: 'DDR5', sizeGb: '16' },
+        standardPrice: 80,
+        adjustment: (price) => ({
+          type: 'enum',
+          property: 'sizeGb',
+          values: [
+            { value: '16', unitPrice: price(80) },
+            { value: '32', unitPrice: price(150) },
+            { value: '64', unitPrice: price(280) },
+          ],
+        }),
+      },
+    ],
+  },
+  {
+    option: {
+      name: 'Warranty',
+      description: 'Extended warranty',
+      type: 'ADD_ON',
+      configuration: { minCount: 0, maxCount: 1 },
+    },
+    products: [
+      {
+        productId: 'DEMO-WARRANTY',
+        properties: { years: '3', coverage: 'on-site' },
+        standardPrice: 129,
+        adjustment: (price) => ({
+          type: 'range',
+          property: 'years',
+          values: [
+            { firstUnit: 1, lastUnit: 1, unitPrice: price(49) },
+            { firstUnit: 2, lastUnit: 3, unitPrice: price(129) },
+            { firstUnit: 4, lastUnit: 5, unitPrice: price(199) },
+          ],
+        }),
+      },
+    ],
+  },
+  {
+    option: {
+      name: 'Accessories',
+      description: 'Optional extras',
+      type: 'ADD_ON',
+      configuration: { minCount: 0, maxCount: 3 },
+    },
+    products: [
+      {
+        productId: 'DEMO-MOUSE',
+        properties: { connection: 'bluetooth', color: 'black' },
+        standardPrice: 25,
+        adjustment: (price) => ({
+          type: 'volume',
+          tiers: [
+            { firstUnit: 1, lastUnit: 9, unitPrice: price(25) },
+            { firstUnit: 10, lastUnit: 49, unitPrice: price(22) },
+            { firstUnit: 50, lastUnit: null, unitPrice: price(19) },
+          ],
+        }),
+      },
+      {
+        productId: 'DEMO-DOCK',
+        properties: { ports: '11', connection: 'USB-C' },
+        standardPrice: 189,
+        listPrice: 219,
+        allowUnitPriceEditing: true,
+      },
+      {
+        productId: 'DEMO-SLEEVE',
+        properties: { size: '15', color: 'black' },
+        standardPrice: 39,
+        adjustment: (price) => ({
+          type: 'variant',
+          values: [
+            { value: 'SLEEVE-13-black', unitPrice: price(35) },
+            { value: 'SLEEVE-13-grey', unitPrice: price(35) },
+            { value: 'SLEEVE-15-black', unitPrice: price(39) },
+            { value: 'SLEEVE-15-grey', unitPrice: price(42) },
+          ],
+        }),
+        variants: sleeveVariants,
+      },
+    ],
+  },
+];
+
+export interface DemoSeed {
+  accountId: string;
+  bundleId: string;
+  headerProductId: string;
+  options: {
+    name: string;
+    type: 'INCLUDED' | 'ADD_ON';
+    optionId: string;
+    priceBookId: string;
+    productIds: string[];
+  }[];
+  /** Products with a variant table: GET /v1/pricebooks/{priceBookId}/products/{productId}/product-variants. */
+  variantTables: { priceBookId: string; productId: string }[];
+}
+
+function priceWrites(product: DemoProduct): PriceWrite[] {
+  return (['USD', 'EUR', 'JPY'] as const).map((currency) => {
+    const price = (usd: number) => inAllCurrencies(usd)[currency];
+    return {
+      productId: product.productId,
+      currency,
+      standardPrice: price(product.standardPrice),
+      listPrice: product.listPrice === undefined ? null : price(product.listPrice),
+      adjustment: product.adjustment?.(price) ?? null,
+      allowUnitPriceEditing: product.allowUnitPriceEditing ?? false,
+    };
+  });
+}
+
+/** Makes the demo bundle in `accountId`. A failure part-way removes what was made, so no half bundle stays. */
+export async function seedDemo(db: Db, accountId: string): Promise<DemoSeed> {
+  const headerProductId = 'DEMO-LAPTOP-15';
+  const bundle = await createBundle(db, accountId, {
+    header: {
+      productId: headerProductId,
+      properties: { name: 'Demo Laptop 15', family: 'Laptops', color: null },
+    },
+    isActive: true,
+  });
+  try {
+    const options: DemoSeed['options'] = [];
+    const variantTables: DemoSeed['variantTables'] = [];
+    for (const { option, products } of demo) {
+      const created = await createOption(db, accountId, bundle.id, {
+        ...option,
+        products: products.map(({ productId, properties }) => ({ productId, properties })),
+      });
+      const priceBookId = created.priceBookId as string;
+      await putPrices(db, accountId, priceBookId, products.flatMap(priceWrites));
+      for (const product of products) {
+        if (!product.variants) continue;
+        await putProductVariants(db, accountId, priceBookId, product.productId, product.variants);
+        variantTables.push({ priceBookId, productId: product.productId });
+      }
+      options.push({
+        name: created.name,
+        type: created.type,
+        optionId: created.id,
+        priceBookId,
+        productIds: products.map((p) => p.productId),
+      });
+    }
+    return { accountId, bundleId: bundle.id, headerProductId, options, variantTables };
+  } catch (error) {
+    await deleteBundle(db, accountId, bundle.id);
+    throw error;
+  }
+}

@@ -69,7 +69,9 @@ describeEachDatabase('OpenAPI document and reference', (ctx) => {
       in: 'header',
       name: 'x-api-key',
     });
-    for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, OperationObject>>)) {
+    for (const [path, item] of Object.entries(
+      document.paths as Record<string, Record<string, OperationObject>>,
+    )) {
       if (!path.startsWith('/v1/')) continue;
       for (const method of methods) {
         const operation = item[method];
@@ -78,7 +80,7 @@ describeEachDatabase('OpenAPI document and reference', (ctx) => {
         assert.equal(operation.security?.length, 1, where);
         assert.ok(operation.security?.[0]?.apiKey, where);
         for (const status of ['400', '401', '403', '404', '500', '503']) {
-          const response = operation.responses[status];
+          const response: OperationObject['responses'][string] | undefined = operation.responses[status];
           assert.ok(response, `${where} documents ${status}`);
           assert.equal(
             JSON.stringify(response.content?.['application/json']?.schema),

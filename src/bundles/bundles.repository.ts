@@ -88,17 +88,28 @@ export async function countOptions(
   return counts;
 }
 
+export interface PageRequest {
+  afterId: string | null;
+  isActive: boolean | undefined;
+  limit: number;
+}
+
 /**
  * One page of bundles after `afterId`, in id order. The predicate and order match the primary key
- * (account_id, id) or, filtered, the index (account_id, is_active, id), so every page is one index range scan.
+ * (account_id, id) or, filtered, the index (account_id, is_active, id), so every page is one index range scan
+ * with no sort. Exported unexecuted so the plan can be checked.
  */
-export async function listBundlesAfter(
-  db: Executor,
-  accountId: string,
-  page: { afterId: string | null; isActive: boolean | undefined; limit: number },
-): Promise<BundleRow[]> {
+export function bundlePageQuery(db: Executor, accountId: string, page: PageRequest) {
   let query = db.selectFrom('bundles').selectAll().where('account_id', '=', accountId);
   if (page.isActive !== undefined) query = query.where('is_active', '=', page.isActive);
   if (page.afterId !== null) query = query.where('id', '>', page.afterId);
-  return query.orderBy('id').limit(page.limit).execute();
+  return query.orderBy('id').limit(page.limit);
+}
+
+export async function listBundlesAfter(
+  db: Executor,
+  accountId: string,
+  page: PageRequest,
+): Promise<BundleRow[]> {
+  return bundlePageQuery(db, accountId, page).execute();
 }

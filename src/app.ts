@@ -61,6 +61,10 @@ export async function buildApp({ config, database }: AppOptions): Promise<App> {
     // Requests arriving on a kept-alive connection while in-flight ones drain; Fastify adds Connection: close.
     if (closing) throw new AppError('service_unavailable', 'The server is shutting down');
   });
+  // A request that was in flight when shutdown began still gets its answer, and word not to reuse the connection.
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
   requireApiKey(app, database.db);
 
   app.addHook('onRoute', (route) => {

@@ -14,10 +14,11 @@ export async function serve(config: Config): Promise<void> {
   });
   const started = await buildApp({ config, database });
   app = started;
+  let address: string;
 
   try {
     await migrateToLatest(database.db, (migration) => started.log.info({ migration }, 'migration applied'));
-    await started.listen({ port: config.port, host: config.host });
+    address = await started.listen({ port: config.port, host: config.host });
   } catch (error) {
     // Nothing may keep the process alive after a failed start (an open pool would, for its idle timeout).
     await started.close();
@@ -43,5 +44,5 @@ export async function serve(config: Config): Promise<void> {
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
 
-  started.log.info({ database: database.dialect, at: database.description }, 'cpq is ready');
+  started.log.info({ address, database: database.dialect, at: database.description }, 'cpq is ready');
 }

@@ -1,0 +1,75 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import type { TestDatabase } from '../helpers/database.ts';
+
+export const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface ServerProcess {
+  child: ChildProcess;
+  /** http://127.0.0.1:<port>, as the server logged it. */
+  address: string;
+  stdout(): string;
+  stderr(): string;
+  /** stdout, line by line, parsed: the service logs JSON only. */
+  logs(): Record<string, unknown>[];
+  waitForLog(match: (line: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<void>;
+  exited: Promise<Exit>;
+}
+
+/** The environment that points a process at a test database. */
+export function serverEnv(database: TestDatabase): Record<string, string> {
+  return database.databaseUrl === null
+    ? { SQLITE_PATH: database.sqlitePath, DATABASE_URL: '' }
+    : { DATABASE_URL: database.databaseUrl };
+}
+
+/** Runs `cpq serve` as a real process on a free port, the way an operator starts it. */
+export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ['src/cli.ts', 'serve'], {
+    cwd: projectRoot,
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', DATABASE_URL: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+  });
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  const exited = once(child, 'exit').then(([code, signal]) => ({ code, signal }) as Exit);
+  const logs = () =>
+    stdout
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+
+  const waitForLog = async (match: (line: Record<string, unknown>) => boolean, timeoutMs = 15_000) => {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (logs().some(match)) return;
+      if (child.exitCode !== null) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    throw new Error(`no such log line; exit ${child.exitCode}\nstdout:\n${stdout}\nstderr:\n${stderr}`);
+  };
+
+  await waitForLog((line) => line.msg === 'cpq is ready');
+  const ready = logs().find((line) => line.msg === 'cpq is ready');
+  return {
+    child,
+    address: String(ready?.address),
+    stdout: () => stdout,
+    stderr: () => stderr,
+    logs,
+    waitForLog,
+    exited,
+  };
+}

@@ -1,0 +1,295 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { KyselyPlugin } from 'kysely';
+import { getBundleDetails } from '../../src/bundle-details/bundle-details.service.ts';
+import { describeEachDatabase } from '../helpers/app.ts';
+import { createBundle } from '../helpers/factories.ts';
+import { problemPointers } from '../price-books/support.ts';
+
+describeEachDatabase('bundle details', (ctx) => {
+  async function pricedBundle(key = ctx.key) {
+    const made = await createBundle(ctx, {
+      key,
+      header: { productId: 'LAPTOP', properties: { family: 'Laptops', color: 'silver' } },
+      options: [
+        {
+          name: 'Extras',
+          type: 'ADD_ON',
+          displayOrder: 5,
+          products: [{ productId: 'BAG', properties: { color: 'black' } }],
+        },
+        {
+          name: 'Memory',
+          type: 'INCLUDED',
+          displayOrder: 2,
+          configuration: { minCount: 1, maxCount: 1 },
+          products: [
+            {
+              productId: 'RAM-32',
+              properties: { size: '32' },
+              displayOrder: 1,
+              configuration: { minQuantity: 1, maxQuantity: 2, readonlyQuantity: false },
+            },
+            { productId: 'RAM-16', properties: { size: '16', color: null }, displayOrder: 0 },
+          ],
+        },
+        { name: 'Processor', type: 'INCLUDED', displayOrder: 1, products: [{ productId: 'CPU' }] },
+      ],
+    });
+    const [extras, memory, processor] = made.options;
+    const prices = await ctx.call('PUT', `/v1/pricebooks/${memory.priceBookId}/prices`, {
+      key,
+      body: [
+        {
+          productId: 'RAM-16',
+          currency: 'USD',
+          standardPrice: 80,
+          listPrice: 99.99,
+          adjustment: { type: 'percent', amount: 10 },
+          allowUnitPriceEditing: true,
+        },
+        { productId: 'RAM-16', currency: 'JPY', standardPrice: 12000 },
+        { productId: 'RAM-32', currency: 'EUR', listPrice: 150.5 },
+      ],
+    });
+    assert.equal(prices.status, 200);
+    return { ...made, extras, memory, processor };
+  }
+
+  const details = (query: Record<string, string>, key = ctx.key) =>
+    ctx.call('GET', '/v1/bundles-details', { query, key });
+
+  test('answers header, options by kind and order, products with prices keyed by currency', async () => {
+    const { bundle, extras, memory, processor } = await pricedBundle();
+    const res = await details({ bundleIds: bundle.id });
+    assert.equal(res.status, 200);
+    const ram = (productId: string) =>
+      memory.products.find((p: { productId: string }) => p.productId === productId);
+    assert.deepEqual(res.body, {
+      bundles: [
+        {
+          id: bundle.id,
+          isActive: true,
+          header: { productId: 'LAPTOP', properties: { family: 'Laptops', color: 'silver' } },
+          included: [
+            {
+              id: processor.id,
+              name: 'Processor',
+              displayOrder: 1,
+              configuration: { minCount: null, maxCount: null, defaultOptionProductId: null },
+              products: [
+                {
+                  id: processor.products[0].id,
+                  productId: 'CPU',
+                  properties: {},
+                  configuration: { minQuantity: null, maxQuantity: null, readonlyQuantity: null },
+                  displayOrder: 0,
+                  adjustments: {},
+                  standardPrice: {},
+                  listPrice: {},
+                },
+              ],
+            },
+            {
+              id: memory.id,
+              name: 'Memory',
+              displayOrder: 2,
+              configuration: { minCount: 1, maxCount: 1, defaultOptionProductId: null },
+              products: [
+                {
+                  id: ram('RAM-16').id,
+                  productId: 'RAM-16',
+                  properties: { size: '16', color: null },
+                  configuration: { minQuantity: null, maxQuantity: null, readonlyQuantity: null },
+                  displayOrder: 0,
+                  adjustments: {
+                    JPY: null,
+                    USD: { type: 'percent', amount: 10, allowUnitPriceEditing: true },
+                  },
+                  standardPrice: { JPY: 12000, USD: 80 },
+                  listPrice: { JPY: null, USD: 99.99 },
+                },
+                {
+                  id: ram('RAM-32').id,
+                  productId: 'RAM-32',
+                  properties: { size: '32' },
+                  configuration: { minQuantity: 1, maxQuantity: 2, readonlyQuantity: false },
+                  displayOrder: 1,
+                  adjustments: { EUR: null },
+                  standardPrice: { EUR: null },
+                  listPrice: { EUR: 150.5 },
+                },
+              ],
+            },
+          ],
+          addOns: [
+            {
+              id: extras.id,
+              name: 'Extras',
+              displayOrder: 5,
+              configuration: { minCount: null, maxCount: null, defaultOptionProductId: null },
+              products: [
+                {
+                  id: extras.products[0].id,
+                  productId: 'BAG',
+                  properties: { color: 'black' },
+                  configuration: { minQuantity: null, maxQuantity: null, readonlyQuantity: null },
+                  displayOrder: 0,
+                  adjustments: {},
+                  standardPrice: {},
+                  listPrice: {},
+                },
+              ],
+            },
+          ],
+        },
+      ],
+      notFound: [],
+    });
+  });
+
+  test('bundles come in the order asked, once each; unknown and other accounts’ ids in notFound', async () => {
+    const first = (await createBundle(ctx)).bundle;
+    const second = (await createBundle(ctx, { isActive: false })).bundle;
+    const foreign = (await createBundle(ctx, { key: await ctx.newKey('other') })).bundle;
+    const res = await details({
+      bundleIds: ` ${second.id}, bnd_unknown,${first.id},${foreign.id},${second.id}`,
+    });
+    assert.equal(res.status, 200);
+    assert.deepEqual(
+      res.body.bundles.map((b: { id: string; isActive: boolean }) => [b.id, b.isActive]),
+      [
+        [second.id, false],
+        [first.id, true],
+      ],
+    );
+    assert.deepEqual(res.body.notFound, ['bnd_unknown', foreign.id]);
+    const none = await details({ bundleIds: 'bnd_unknown' });
+    assert.deepEqual(none.body, { bundles: [], notFound: ['bnd_unknown'] });
+  });
+
+  test('options and products with the same displayOrder are ordered by id', async () => {
+    const { bundle, options } = await createBundle(ctx, {
+      options: ['B', 'A', 'C'].map((name) => ({
+        name,
+        type: 'INCLUDED' as const,
+        displayOrder: 0,
+        products: ['P2', 'P1'].map((productId) => ({ productId, displayOrder: 3 })),
+      })),
+    });
+    const res = await details({ bundleIds: bundle.id });
+    const included = res.body.bundles[0].included;
+    assert.deepEqual(
+      included.map((o: { id: string }) => o.id),
+      options.map((o) => o.id as string).sort(),
+    );
+    for (const option of included) {
+      const ids = option.products.map((p: { id: string }) => p.id);
+      assert.deepEqual(ids, [...ids].sort());
+    }
+    assert.deepEqual(res.body.bundles[0].addOns, []);
+  });
+
+  test('properties: exactly the keys asked, null where missing, on header and products', async () => {
+    const { bundle } = await pricedBundle();
+    const res = await details({ bundleIds: bundle.id, properties: 'color, size,color,' });
+    const [found] = res.body.bundles;
+    assert.deepEqual(found.header.properties, { color: 'silver', size: null });
+    const products = [...found.included, ...found.addOns].flatMap((o) => o.products);
+    assert.deepEqual(
+      products.map((p: { productId: string; properties: unknown }) => [p.productId, p.properties]),
+      [
+        ['CPU', { color: null, size: null }],
+        ['RAM-16', { color: null, size: '16' }],
+        ['RAM-32', { color: null, size: '32' }],
+        ['BAG', { color: 'black', size: null }],
+      ],
+    );
+    const empty = await details({ bundleIds: bundle.id, properties: '' });
+    assert.deepEqual(empty.body.bundles[0].header.properties, {});
+  });
+
+  test('prices only from a book effective at `at`: start inclusive, end exclusive', async () => {
+    const { bundle, memory } = await pricedBundle();
+    const patch = await ctx.call('PATCH', `/v1/pricebooks/${memory.priceBookId}`, {
+      body: { effectiveStartDate: '2025-01-01T00:00:00Z', effectiveEndDate: '2025-02-01T00:00:00Z' },
+    });
+    assert.equal(patch.status, 200);
+    const usdAt = async (at?: string) => {
+      const res = await details(at === undefined ? { bundleIds: bundle.id } : { bundleIds: bundle.id, at });
+      assert.equal(res.status, 200);
+      return res.body.bundles[0].included[1].products[0].standardPrice.USD;
+    };
+    assert.equal(await usdAt('2024-12-31T23:59:59.999Z'), undefined);
+    assert.equal(await usdAt('2025-01-01T00:00:00.000Z'), 80);
+    assert.equal(await usdAt('2025-01-01T01:00:00+01:00'), 80, 'an offset is the same instant');
+    assert.equal(await usdAt('2025-01-31T23:59:59.999Z'), 80);
+    assert.equal(await usdAt('2025-02-01T00:00:00.000Z'), undefined);
+    assert.equal(await usdAt(), undefined, 'now is after the end');
+    await ctx.call('PATCH', `/v1/pricebooks/${memory.priceBookId}`, { body: { effectiveEndDate: null } });
+    assert.equal(await usdAt(), 80);
+  });
+
+  test('a deleted book is not served; a new current book replaces the old one', async () => {
+    const { bundle, memory } = await pricedBundle();
+    await ctx.call('DELETE', `/v1/pricebooks/${memory.priceBookId}`);
+    const memoryOf = async () => (await details({ bundleIds: bundle.id })).body.bundles[0].included[1];
+    for (const product of (await memoryOf()).products) {
+      assert.deepEqual([product.adjustments, product.standardPrice, product.listPrice], [{}, {}, {}]);
+    }
+    const made = await ctx.call('POST', '/v1/pricebooks', { body: { bundleOptionId: memory.id } });
+    await ctx.call('PUT', `/v1/pricebooks/${made.body.id}/prices`, {
+      body: [{ productId: 'RAM-32', currency: 'GBP', standardPrice: 120 }],
+    });
+    const [ram16, ram32] = (await memoryOf()).products;
+    assert.deepEqual(ram16.standardPrice, {});
+    assert.deepEqual(ram32.standardPrice, { GBP: 120 });
+  });
+
+  test('bad queries are 400 with a pointer into the query; no key is 401', async () => {
+    const { bundle } = await createBundle(ctx);
+    const tooMany = Array.from({ length: 101 }, (_, i) => `bnd_${i}`).join(',');
+    const hundred = Array.from({ length: 99 }, (_, i) => `bnd_${i}`)
+      .concat(bundle.id)
+      .join(',');
+    assert.equal((await details({ bundleIds: hundred })).status, 200);
+    for (const [query, at] of [
+      [{}, '/bundleIds'],
+      [{ bundleIds: '' }, '/bundleIds'],
+      [{ bundleIds: `${bundle.id},,bnd_x` }, '/bundleIds'],
+      [{ bundleIds: tooMany }, '/bundleIds'],
+      [{ bundleIds: bundle.id, at: 'yesterday' }, '/at'],
+      [{ bundleIds: bundle.id, at: '2024-12-31T23:59:60Z' }, '/at'],
+    ] as const) {
+      const res = await details(query);
+      assert.equal(res.status, 400, JSON.stringify(query));
+      assert.equal(res.body.code, 'validation_failed');
+      assert.deepEqual(problemPointers(res.body), [at]);
+      assert.equal(res.body.errors[0].in, 'query');
+    }
+    assert.equal((await details({ bundleIds: bundle.id }, null as unknown as string)).status, 401);
+  });
+
+  test('loads with the same few queries whatever the number of bundles', async () => {
+    const ids = [];
+    for (let i = 0; i < 4; i++) ids.push((await pricedBundle()).bundle.id);
+    let queries = 0;
+    const counter: KyselyPlugin = {
+      transformQuery: ({ node }) => {
+        queries++;
+        return node;
+      },
+      transformResult: async ({ result }) => result,
+    };
+    const db = ctx.db.withPlugin(counter);
+    const count = async (bundleIds: string[]) => {
+      queries = 0;
+      const answer = await getBundleDetails(db, 'acme', { bundleIds: bundleIds.join(',') });
+      assert.equal(answer.bundles.length, bundleIds.length);
+      return queries;
+    };
+    const one = await count(ids.slice(0, 1));
+    assert.equal(one, 4);
+    assert.equal(await count(ids), one);
+  });
+});

@@ -9,8 +9,12 @@ const run = promisify(execFile);
 
 describeEachDatabase('cpq seed-demo', (ctx) => {
   async function seed(accountId: string): Promise<DemoSeed> {
-    const env = { ...process.env, LOG_LEVEL: 'silent', DATABASE_URL: ctx.database.databaseUrl ?? '' };
-    if (ctx.database.databaseUrl === null) env.SQLITE_PATH = ctx.database.sqlitePath;
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      LOG_LEVEL: 'silent',
+      DATABASE_URL: ctx.database.databaseUrl ?? '',
+      SQLITE_PATH: ctx.database.sqlitePath,
+    };
     const { stdout } = await run(process.execPath, ['src/cli.ts', 'seed-demo', '--account', accountId], {
       env,
     });

@@ -2,13 +2,15 @@ import type { Executor } from '../db/database.ts';
 
 /**
  * Everything the details of some bundles need, in four queries whatever their number: the bundles, their
- * options, their option products, and the prices of each option's current price book when it is live at `at`.
+ * options, their option products, and the prices of each option's current price book when it is live at `at`
+ * (in one currency when `currency` is given, as a quote needs).
  */
 export async function loadBundleDetailRows(
   db: Executor,
   accountId: string,
   bundleIds: readonly string[],
   at: string,
+  currency?: string,
 ) {
   const bundles = await db
     .selectFrom('bundles')
@@ -29,6 +31,7 @@ export async function loadBundleDetailRows(
       'min_count',
       'max_count',
       'default_option_product_id',
+      'price_book_id',
     ])
     .where('account_id', '=', accountId)
     .where('bundle_id', 'in', found)
@@ -83,6 +86,7 @@ export async function loadBundleDetailRows(
     // Instants are stored as UTC text with milliseconds, so text order is time order.
     .where((eb) => eb.or([eb('b.effective_start_date', 'is', null), eb('b.effective_start_date', '<=', at)]))
     .where((eb) => eb.or([eb('b.effective_end_date', 'is', null), eb('b.effective_end_date', '>', at)]))
+    .$call((qb) => (currency === undefined ? qb : qb.where('p.currency', '=', currency)))
     .orderBy('p.currency')
     .execute();
   return { bundles, options, products, prices };

@@ -43,10 +43,8 @@ export interface CatalogueProduct {
   minQuantity: number | null;
   maxQuantity: number | null;
   readonlyQuantity: boolean;
-  /** The flag of the product's price book entry; false when it has no entry. */
-  allowUnitPriceEditing: boolean;
-  /** The entry's prices in the quote's currency; null when there are none. */
-  price: PriceEntry | null;
+  /** The entry's prices in the quote's currency, with the entry's flag; null when there are none. */
+  price: (PriceEntry & { allowUnitPriceEditing: boolean }) | null;
 }
 
 export type QuoteViolationCode =
@@ -131,6 +129,25 @@ function bookProblem(
       code: 'price_book_not_effective',
       message: `price book ${book.id} is not effective at ${at}: it runs from ${start ?? 'any time'} until ${end ?? 'no end'}`,
     };
+  }
+  return null;
+}
+
+function quantityProblem(
+  product: CatalogueProduct,
+  quantity: number,
+): { code: QuoteViolationCode; message: string } | null {
+  if (product.readonlyQuantity) {
+    const fixed = defaultQuantity(product);
+    return quantity === fixed
+      ? null
+      : { code: 'quantity_readonly', message: `the quantity is read-only: it must be ${fixed}` };
+  }
+  if (product.minQuantity !== null && quantity < product.minQuantity) {
+    return { code: 'quantity_below_min', message: `the quantity must be at least ${product.minQuantity}` };
+  }
+  if (product.maxQuantity !== null && quantity > product.maxQuantity) {
+    return { code: 'quantity_above_max', message: `the quantity must be at most ${product.maxQuantity}` };
   }
   return null;
 }
@@ -222,45 +239,27 @@ export function priceQuote(
       seen.add(product.id);
       const name = `product ${product.productId}`;
 
-      if (product.readonlyQuantity) {
-        const fixed = defaultQuantity(product);
-        if (input.quantity !== fixed) {
-          report(
-            'quantity_readonly',
-            choice.at('quantity'),
-            `the quantity of ${name} is read-only: it must be ${fixed}`,
-          );
-        }
-      } else {
-        if (product.minQuantity !== null && input.quantity < product.minQuantity) {
-          report(
-            'quantity_below_min',
-            choice.at('quantity'),
-            `${name} needs a quantity of at least ${product.minQuantity}`,
-          );
-        }
-        if (product.maxQuantity !== null && input.quantity > product.maxQuantity) {
-          report(
-            'quantity_above_max',
-            choice.at('quantity'),
-            `${name} takes a quantity of at most ${product.maxQuantity}`,
-          );
-        }
+      const quantityWrong = quantityProblem(product, input.quantity);
+      if (quantityWrong !== null) {
+        report(quantityWrong.code, choice.at('quantity'), `${name}: ${quantityWrong.message}`);
       }
-      const edited = input.unitPrice !== undefined;
-      if (edited && !product.allowUnitPriceEditing) {
-        report(
-          'unit_price_not_editable',
-          choice.at('unitPrice'),
-          `the unit price of ${name} may not be edited`,
-        );
-      }
+      // Without a usable price there is no entry to allow an edit: that one cause is reported once.
       if (book === null) continue;
       const entry = product.price;
       if (entry === null) {
         report('no_price', choice.at(), `${name} has no price in ${currency} in price book ${book.id}`);
         continue;
       }
+      const edited = input.unitPrice !== undefined;
+      if (edited && !entry.allowUnitPriceEditing) {
+        report(
+          'unit_price_not_editable',
+          choice.at('unitPrice'),
+          `the unit price of ${name} may not be edited`,
+        );
+      }
+      // A quantity the product does not allow could also miss a volume tier: one cause, one violation.
+      if (quantityWrong !== null) continue;
       const quantity = input.quantity * multiplier;
       const priced = priceUnit(entry, {
         quantity,
@@ -284,7 +283,7 @@ export function priceQuote(
         adjustment:
           entry.adjustment === null
             ? null
-            : { ...entry.adjustment, allowUnitPriceEditing: product.allowUnitPriceEditing },
+            : { ...entry.adjustment, allowUnitPriceEditing: entry.allowUnitPriceEditing },
         total: toJsonNumber(total),
         trace: {
           priceBookId: book.id,

@@ -1,3 +1,37 @@
+import { Type } from 'typebox';
 import type { Routes } from '../http/routes.ts';
+import { Quote, QuoteRequest } from './quotes.schemas.ts';
+import { quote } from './quotes.service.ts';
 
-export const quotesRoutes: Routes = async (_app, _options) => {};
+const QuoteInvalid = Type.Ref('Problem', {
+  description: 'quote_invalid: the configuration breaks rules; `errors` lists every violation',
+});
+
+export const quotesRoutes: Routes = async (app, { db }) => {
+  app.post(
+    '/quotes/price',
+    {
+      config: { readOnlyAllowed: true },
+      schema: {
+        operationId: 'priceQuote',
+        summary: 'Check a configuration of bundles against their rules and price it',
+        description:
+          'A read: nothing is stored, read-only keys may call it. Each chosen product becomes a line priced by ' +
+          'its option’s current price book in `currency`, when that book is not deleted and effective at `at` ' +
+          '(start <= at < end). A line total is unitPrice x quantity rounded half up to the currency’s ISO 4217 ' +
+          'minor units; the total is the sum of the line totals. A configuration that breaks any rule answers ' +
+          '422 quote_invalid listing every violation, each with a stable code and a JSON pointer into the ' +
+          'body; ids the account does not have are violations too (unknown_bundle, unknown_option, ' +
+          'unknown_product). Codes: unknown_bundle, bundle_inactive, unknown_option, duplicate_option, ' +
+          'included_option_missing, too_few_products, too_many_products, unknown_product, duplicate_product, ' +
+          'quantity_below_min, quantity_above_max, quantity_readonly, unit_price_not_editable, ' +
+          'price_book_deleted, price_book_not_effective, no_price, no_matching_tier, no_matching_value, ' +
+          'no_matching_range, variant_required, no_matching_variant. See docs/pricing.md.',
+        tags: ['quotes'],
+        body: QuoteRequest,
+        response: { 200: Quote, 422: QuoteInvalid },
+      },
+    },
+    async (request) => quote(db, request.account.id, request.body),
+  );
+};

@@ -15,9 +15,13 @@ const AT = '2025-06-01T12:00:00.000Z';
 
 function product(
   id: string,
-  overrides: Partial<CatalogueProduct> & { listPrice?: string | null; adjustment?: Adjustment | null } = {},
+  overrides: Partial<CatalogueProduct> & {
+    listPrice?: string | null;
+    adjustment?: Adjustment | null;
+    allowUnitPriceEditing?: boolean;
+  } = {},
 ): CatalogueProduct {
-  const { listPrice = '10', adjustment = null, ...rest } = overrides;
+  const { listPrice = '10', adjustment = null, allowUnitPriceEditing = false, ...rest } = overrides;
   return {
     id,
     productId: id.replace('opp_', 'crm-'),
@@ -25,8 +29,7 @@ function product(
     minQuantity: null,
     maxQuantity: null,
     readonlyQuantity: false,
-    allowUnitPriceEditing: false,
-    price: { currency: 'USD', listPrice, standardPrice: null, adjustment },
+    price: { currency: 'USD', listPrice, standardPrice: null, adjustment, allowUnitPriceEditing },
     ...rest,
   };
 }
@@ -285,6 +288,7 @@ describe('priceQuote: valid configurations', () => {
         listPrice,
         standardPrice: null,
         adjustment,
+        allowUnitPriceEditing: false,
       });
       const cat = single(
         option('opt_a', [
@@ -446,6 +450,17 @@ describe('priceQuote: violations', () => {
     assert.deepEqual(violations(request(one('crm-1', { quantity: 6 })), cat), [['quantity_above_max', at]]);
   });
 
+  it('does not look for a volume tier for a quantity the product does not allow', () => {
+    const volume: Adjustment = { type: 'volume', tiers: [{ firstUnit: 2, lastUnit: 5, unitPrice: 1 }] };
+    const cat = single(
+      option('opt_a', [product('opp_1', { adjustment: volume, minQuantity: 2, maxQuantity: 5 })]),
+    );
+    assert.deepEqual(violations(request(one('crm-1', { quantity: 1, unitPrice: 1 })), cat), [
+      ['quantity_below_min', '/bundles/0/options/0/products/0/quantity'],
+      ['unit_price_not_editable', '/bundles/0/options/0/products/0/unitPrice'],
+    ]);
+  });
+
   it('checks quantities before the bundle quantity multiplies them', () => {
     const cat = single(option('opt_a', [product('opp_1', { maxQuantity: 5 })]));
     const quote = quoted(request(one('crm-1', { quantity: 5 }), { quantity: 10 }), cat);
@@ -480,6 +495,13 @@ describe('priceQuote: violations', () => {
     const cat = single(option('opt_a', [product('opp_1')]));
     assert.deepEqual(violations(request(one('crm-1', { unitPrice: 1 })), cat), [
       ['unit_price_not_editable', '/bundles/0/options/0/products/0/unitPrice'],
+    ]);
+  });
+
+  it('reports a product without prices once, whether or not its unit price is edited', () => {
+    const cat = single(option('opt_a', [product('opp_1', { price: null })]));
+    assert.deepEqual(violations(request(one('crm-1', { unitPrice: 1 })), cat), [
+      ['no_price', '/bundles/0/options/0/products/0'],
     ]);
   });
 

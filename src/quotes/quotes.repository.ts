@@ -1,0 +1,86 @@
+import { loadBundleDetailRows } from '../bundle-details/bundle-details.repository.ts';
+import type { Executor } from '../db/database.ts';
+import { toAdjustment } from '../price-books/price-books.repository.ts';
+import type { CatalogueBundle, CatalogueOption, CatalogueProduct } from './quotes.engine.ts';
+
+/**
+ * The bundles a quote names, with prices in its currency from price books live at `at`: the bundle details'
+ * four queries, and a fifth for the state of each option's price book, which the details leave out but a
+ * quote reports (deleted, or not effective at `at`). Bundles the account does not have are absent.
+ */
+export async function loadQuoteCatalogue(
+  db: Executor,
+  accountId: string,
+  bundleIds: readonly string[],
+  at: string,
+  currency: string,
+): Promise<Map<string, CatalogueBundle>> {
+  const rows = await loadBundleDetailRows(db, accountId, bundleIds, at, currency);
+  const bookIds = [
+    ...new Set(rows.options.flatMap((o) => (o.price_book_id === null ? [] : [o.price_book_id]))),
+  ];
+  const books =
+    bookIds.length === 0
+      ? []
+      : await db
+          .selectFrom('price_books')
+          .select(['id', 'is_deleted', 'effective_start_date', 'effective_end_date'])
+          .where('account_id', '=', accountId)
+          .where('id', 'in', bookIds)
+          .execute();
+  const bookById = new Map(
+    books.map((b) => [
+      b.id,
+      {
+        id: b.id,
+        isDeleted: Boolean(b.is_deleted),
+        effectiveStartDate: b.effective_start_date,
+        effectiveEndDate: b.effective_end_date,
+      },
+    ]),
+  );
+
+  const priceOf = new Map<string, CatalogueProduct['price']>();
+  for (const p of rows.prices) {
+    priceOf.set(`${p.option_id}\n${p.product_id}`, {
+      currency: p.currency,
+      standardPrice: p.standard_price,
+      listPrice: p.list_price,
+      adjustment: toAdjustment(p.adjustment, Boolean(p.allow_unit_price_editing)),
+      allowUnitPriceEditing: Boolean(p.allow_unit_price_editing),
+    });
+  }
+
+  const productsOf = new Map<string, CatalogueProduct[]>();
+  for (const p of rows.products) {
+    const product: CatalogueProduct = {
+      id: p.id,
+      productId: p.product_id,
+      properties: JSON.parse(p.properties) as CatalogueProduct['properties'],
+      minQuantity: p.min_quantity,
+      maxQuantity: p.max_quantity,
+      readonlyQuantity: Boolean(p.readonly_quantity),
+      price: priceOf.get(`${p.option_id}\n${p.product_id}`) ?? null,
+    };
+    const list = productsOf.get(p.option_id);
+    if (list) list.push(product);
+    else productsOf.set(p.option_id, [product]);
+  }
+
+  const catalogue = new Map<string, CatalogueBundle>(
+    rows.bundles.map((b) => [b.id, { id: b.id, isActive: Boolean(b.is_active), options: [] }]),
+  );
+  for (const o of rows.options) {
+    const option: CatalogueOption = {
+      id: o.id,
+      type: o.type,
+      minCount: o.min_count,
+      maxCount: o.max_count,
+      defaultOptionProductId: o.default_option_product_id,
+      priceBook: (o.price_book_id !== null && bookById.get(o.price_book_id)) || null,
+      products: productsOf.get(o.id) ?? [],
+    };
+    catalogue.get(o.bundle_id)?.options.push(option);
+  }
+  return catalogue;
+}

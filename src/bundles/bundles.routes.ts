@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { ProblemRef } from '../http/common-schemas.ts';
 import type { Routes } from '../http/routes.ts';
 import { BundlePath } from '../options/options.schemas.ts';
 import {
@@ -33,7 +34,7 @@ export const bundlesRoutes: Routes = async (app, { db }) => {
           'listed; a productId repeated within an option answers 409.',
         tags,
         body: BundleCreateBody,
-        response: { 201: Bundle },
+        response: { 201: Bundle, 409: ProblemRef, 422: ProblemRef },
       },
     },
     async (request, reply) => {

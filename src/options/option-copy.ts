@@ -39,19 +39,26 @@ export async function copyOptions(
     .selectAll()
     .where('account_id', '=', accountId)
     .where('option_id', 'in', sourceIds)
+    // New ids are handed out in this order, so products tied on displayOrder keep their relative order.
+    .orderBy('id')
     .execute();
   const productIds = new Map(products.map((p) => [p.id, newId('optionProduct')]));
 
-  let books = tx
-    .selectFrom('price_books')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('bundle_option_id', 'in', sourceIds);
-  if (target.priceBooks === 'current') {
-    const current = sources.map((o) => o.price_book_id ?? '');
-    books = books.where('id', 'in', current);
-  }
-  const bookRows = await books.orderBy('id').execute();
+  const currentBooks =
+    target.priceBooks === 'current'
+      ? sources.flatMap((o) => (o.price_book_id === null ? [] : [o.price_book_id]))
+      : null;
+  const bookRows =
+    currentBooks?.length === 0
+      ? []
+      : await tx
+          .selectFrom('price_books')
+          .selectAll()
+          .where('account_id', '=', accountId)
+          .where('bundle_option_id', 'in', sourceIds)
+          .$if(currentBooks !== null, (qb) => qb.where('id', 'in', currentBooks as string[]))
+          .orderBy('id')
+          .execute();
   const bookIds = new Map(bookRows.map((b) => [b.id, newId('priceBook')]));
   const sourceBookIds = [...bookIds.keys()];
 

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { ProblemRef } from '../http/common-schemas.ts';
 import type { Routes } from '../http/routes.ts';
 import {
   BundleOption,
@@ -41,7 +42,7 @@ export const optionsRoutes: Routes = async (app, { db }) => {
         tags,
         params: BundlePath,
         body: OptionCreateBody,
-        response: { 201: BundleOption },
+        response: { 201: BundleOption, 409: ProblemRef, 422: ProblemRef },
       },
     },
     async (request, reply) => {
@@ -78,7 +79,7 @@ export const optionsRoutes: Routes = async (app, { db }) => {
         tags,
         params: OptionPath,
         body: OptionUpdateBody,
-        response: { 200: BundleOption },
+        response: { 200: BundleOption, 422: ProblemRef },
       },
     },
     async (request) =>
@@ -135,7 +136,7 @@ export const optionsRoutes: Routes = async (app, { db }) => {
         tags,
         params: OptionPath,
         body: OptionProductsAddBody,
-        response: { 201: OptionProducts },
+        response: { 201: OptionProducts, 409: ProblemRef, 422: ProblemRef },
       },
     },
     async (request, reply) => {
@@ -154,7 +155,7 @@ export const optionsRoutes: Routes = async (app, { db }) => {
         tags,
         params: OptionProductPath,
         body: OptionProductUpdateBody,
-        response: { 200: OptionProduct },
+        response: { 200: OptionProduct, 422: ProblemRef },
       },
     },
     async (request) => updateOptionProduct(db, request.account.id, request.params, request.body),

@@ -185,34 +185,33 @@ export function priceQuote(
   const violations: ProblemItem[] = [];
   const lines: QuoteLine[] = [];
   const totals: Decimal[] = [];
-  const report = (code: QuoteViolationCode, at: string, message: string) =>
-    violations.push({ code, in: 'body', pointer: at, message });
+  const report = (code: QuoteViolationCode, where: string, message: string) =>
+    violations.push({ code, in: 'body', pointer: where, message });
 
   const priceOption = (
     bundle: CatalogueBundle,
     multiplier: number,
     option: CatalogueOption,
     choices: Choice[],
-    optionAt: string,
+    where: { option: string; count: string },
   ) => {
-    const countAt = choices[0]?.defaulted ? optionAt : `${optionAt}/products`;
     const count = choices.length;
     if (option.minCount !== null && count < option.minCount) {
       report(
         'too_few_products',
-        countAt,
+        where.count,
         `option ${option.id} needs at least ${option.minCount} products, not ${count}`,
       );
     }
     if (option.maxCount !== null && count > option.maxCount) {
       report(
         'too_many_products',
-        countAt,
+        where.count,
         `option ${option.id} takes at most ${option.maxCount} products, not ${count}`,
       );
     }
     const problem = bookProblem(option.priceBook, at);
-    if (problem !== null) report(problem.code, optionAt, `option ${option.id}: ${problem.message}`);
+    if (problem !== null) report(problem.code, where.option, `option ${option.id}: ${problem.message}`);
     const book = problem === null ? option.priceBook : null;
 
     const byProductId = new Map(option.products.map((p) => [p.productId, p]));
@@ -341,7 +340,7 @@ export function priceQuote(
           defaulted: false,
         }),
       );
-      priceOption(bundle, multiplier, option, choices, optionAt);
+      priceOption(bundle, multiplier, option, choices, { option: optionAt, count: `${optionAt}/products` });
     });
 
     // A left-out INCLUDED option has no place in the request: its problems point at the bundle's options.
@@ -358,7 +357,8 @@ export function priceQuote(
         continue;
       }
       const input = { productId: fallback.productId, quantity: defaultQuantity(fallback) };
-      priceOption(bundle, multiplier, option, [{ input, at: () => optionsAt, defaulted: true }], optionsAt);
+      const choice: Choice = { input, at: () => optionsAt, defaulted: true };
+      priceOption(bundle, multiplier, option, [choice], { option: optionsAt, count: optionsAt });
     }
   });
 

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
+import type { KyselyPlugin } from 'kysely';
 import type { OptionCreateBody } from '../../src/options/options.schemas.ts';
 import type { Adjustment } from '../../src/pricing/adjustment.schema.ts';
+import { quote as priceConfiguration } from '../../src/quotes/quotes.service.ts';
 import { type CallResult, describeEachDatabase, type TestContext } from '../helpers/app.ts';
 import { type CreatedBundle, createBundle } from '../helpers/factories.ts';
 
@@ -358,6 +360,28 @@ describeEachDatabase('POST /v1/quotes/price', (ctx) => {
         );
         assert.equal(result.body.total, total, currency);
       }
+    });
+
+    test('loads with the same five queries whatever the number of bundles', async () => {
+      const more = [await createPricedBundle(ctx), await createPricedBundle(ctx)];
+      let queries = 0;
+      const counter: KyselyPlugin = {
+        transformQuery: ({ node }) => {
+          queries++;
+          return node;
+        },
+        transformResult: async ({ result }) => result,
+      };
+      const db = ctx.db.withPlugin(counter);
+      const count = async (bundles: CreatedBundle[]) => {
+        queries = 0;
+        const request = { currency: 'USD', bundles: bundles.map((b) => body(b, [[1, extras]]).bundles[0]) };
+        const answer = await priceConfiguration(db, 'acme', request);
+        assert.equal(answer.lines.length, 3 * bundles.length);
+        return queries;
+      };
+      assert.equal(await count([priced]), 5);
+      assert.equal(await count([priced, ...more]), 5);
     });
 
     test('is a read: allowed to a read-only key, and changes nothing', async () => {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import fc from 'fast-check';
 import type { Adjustment } from '../../src/pricing/adjustment.schema.ts';
 import {
   type CatalogueBundle,
@@ -687,6 +688,71 @@ describe('checkQuoteRequest', () => {
         ['too_many_decimals', 'body', '/bundles/0/options/0/products/0/unitPrice'],
         ['too_many_lines', 'body', '/bundles'],
       ],
+    );
+  });
+});
+
+describe('priceQuote: properties', () => {
+  // An oracle on integers scaled by 10^6, with BigInt only, sharing nothing with the decimal code.
+  const scaled = (value: bigint, places: number) => {
+    const digits = value.toString().padStart(places + 1, '0');
+    return places === 0 ? digits : `${digits.slice(0, -places)}.${digits.slice(-places)}`;
+  };
+  const halfUp = (n: bigint, d: bigint) => n / d + (2n * (n % d) >= d ? 1n : 0n);
+
+  it('gives each line the half-up rounding of unit price x quantity x bundle quantity, and their sum as total', () => {
+    const places = { JPY: 0, USD: 2, KWD: 3 } as const;
+    const line = fc.record({
+      price: fc.bigInt({ min: 0n, max: 10n ** 13n }),
+      quantity: fc.integer({ min: 1, max: 1000 }),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(line, { minLength: 1, maxLength: 15 }),
+        fc.integer({ min: 1, max: 100 }),
+        fc.constantFrom('JPY', 'USD', 'KWD'),
+        (lines, multiplier, currency: keyof typeof places) => {
+          const products = lines.map(({ price }, i) =>
+            product(`opp_${i}`, {
+              price: {
+                currency,
+                listPrice: scaled(price, 6),
+                standardPrice: null,
+                adjustment: null,
+                allowUnitPriceEditing: false,
+              },
+            }),
+          );
+          const req = request(
+            [
+              {
+                optionId: 'opt_a',
+                products: lines.map(({ quantity }, i) => ({ productId: `crm-${i}`, quantity })),
+              },
+            ],
+            { currency, quantity: multiplier },
+          );
+          const quote = quoted(req, single(option('opt_a', products)));
+          const divisor = 10n ** BigInt(6 - places[currency]);
+          const expected = lines.map(({ price, quantity }) =>
+            halfUp(price * BigInt(quantity * multiplier), divisor),
+          );
+          assert.deepEqual(
+            quote.lines.map((l) => l.total),
+            expected.map((t) => Number(scaled(t, places[currency]))),
+          );
+          assert.equal(
+            quote.total,
+            Number(
+              scaled(
+                expected.reduce((a, b) => a + b, 0n),
+                places[currency],
+              ),
+            ),
+          );
+        },
+      ),
+      { numRuns: 200 },
     );
   });
 });

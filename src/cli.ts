@@ -6,7 +6,6 @@ import type { Db } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { seedDemo } from './demo/seed-demo.ts';
 import { createKey, isValidAccountId, listApiKeys, revokeApiKey } from './keys/keys.service.ts';
-import { serve } from './server.ts';
 
 class UsageError extends Error {}
 
@@ -30,6 +29,7 @@ async function withDatabase<T>(work: (db: Db) => Promise<T>): Promise<T> {
 }
 
 function accountOption(value: unknown): string {
+  if (value === undefined) throw new UsageError('--account <accountId> is required');
   if (typeof value !== 'string' || !isValidAccountId(value)) {
     throw new UsageError('--account must be 1-64 characters of letters, digits, ".", "_" or "-"');
   }
@@ -40,7 +40,8 @@ const commands: Record<string, Command> = {
   serve: {
     usage: 'cpq serve',
     summary: 'Run the HTTP service (PORT, HOST, DATABASE_URL, LOG_LEVEL from the environment).',
-    run: async () => serve(loadConfig()),
+    // Imported here: the other commands start faster without loading the HTTP stack.
+    run: async () => (await import('./server.ts')).serve(loadConfig()),
   },
   migrate: {
     usage: 'cpq migrate',
@@ -65,6 +66,9 @@ const commands: Record<string, Command> = {
     run: async (values) => {
       const accountId = accountOption(values.account);
       const name = typeof values.name === 'string' ? values.name : null;
+      if (name !== null && (name.length === 0 || name.length > 200)) {
+        throw new UsageError('--name must be 1-200 characters');
+      }
       const { key, plaintext } = await withDatabase((db) =>
         createKey(db, { accountId, name, readOnly: values['read-only'] === true }),
       );
@@ -132,12 +136,14 @@ export async function main(argv: string[]): Promise<number> {
   const twoWord = argv.length >= 2 ? `${argv[0]} ${argv[1]}` : '';
   const name = twoWord in commands ? twoWord : (argv[0] ?? '');
   const rest = argv.slice(name.split(' ').length);
-  if (name === '' || name === '--help' || name === '-h' || name === 'help') {
+  if (name === '--help' || name === '-h' || name === 'help') {
     console.log(help());
     return 0;
   }
   const command = commands[name];
   try {
+    if (name === '')
+      throw new UsageError('a command is needed: serve, migrate, keys create|list|revoke (see cpq --help)');
     if (!command) throw new UsageError(`unknown command "${argv.slice(0, 2).join(' ')}" (see cpq --help)`);
     const { values, positionals } = parseArgs({
       args: rest,

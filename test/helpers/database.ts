@@ -21,6 +21,13 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
+/** The environment that points another process (`cpq serve`, `cpq keys ...`) at this database. */
+export function databaseEnv(database: TestDatabase): Record<string, string> {
+  return database.databaseUrl === null
+    ? { SQLITE_PATH: database.sqlitePath, DATABASE_URL: '' }
+    : { DATABASE_URL: database.databaseUrl };
+}
+
 async function adminQuery(text: string): Promise<void> {
   const client = new pg.Client({ connectionString: postgresAdminUrl });
   await client.connect();

@@ -2,8 +2,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { createKey } from '../../src/keys/keys.service.ts';
-import { createTestDatabase, dialects, postgresAdminUrl, type TestDatabase } from '../helpers/database.ts';
-import { type ServerProcess, serverEnv, startServer } from './server-process.ts';
+import {
+  createTestDatabase,
+  databaseEnv,
+  dialects,
+  postgresAdminUrl,
+  type TestDatabase,
+} from '../helpers/database.ts';
+import { type ServerProcess, startServer } from './server-process.ts';
 
 async function admin(text: string): Promise<void> {
   const client = new pg.Client({ connectionString: postgresAdminUrl });
@@ -43,7 +49,7 @@ describe('losing PostgreSQL and getting it back [postgres]', { skip: !dialects.i
     key = (await createKey(database.handle.db, { accountId: 'acme', name: null, readOnly: false })).plaintext;
     // The test's own pool would only be cut too; the server is the subject.
     await database.handle.db.destroy();
-    server = await startServer(serverEnv(database));
+    server = await startServer(databaseEnv(database));
   });
 
   after(async () => {

@@ -1,7 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import type { TestDatabase } from '../helpers/database.ts';
 
 export const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -20,13 +19,6 @@ export interface ServerProcess {
   logs(): Record<string, unknown>[];
   waitForLog(match: (line: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<void>;
   exited: Promise<Exit>;
-}
-
-/** The environment that points a process at a test database. */
-export function serverEnv(database: TestDatabase): Record<string, string> {
-  return database.databaseUrl === null
-    ? { SQLITE_PATH: database.sqlitePath, DATABASE_URL: '' }
-    : { DATABASE_URL: database.databaseUrl };
 }
 
 /** Runs `cpq serve` as a real process on a free port, the way an operator starts it. */

@@ -3,8 +3,8 @@ import { once } from 'node:events';
 import { connect as connectTcp } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createKey } from '../../src/keys/keys.service.ts';
-import { createTestDatabase, dialects, type TestDatabase } from '../helpers/database.ts';
-import { type ServerProcess, serverEnv, startServer } from './server-process.ts';
+import { createTestDatabase, databaseEnv, dialects, type TestDatabase } from '../helpers/database.ts';
+import { type ServerProcess, startServer } from './server-process.ts';
 
 for (const dialect of dialects) {
   describe(`graceful shutdown of a running server [${dialect}]`, () => {
@@ -16,7 +16,7 @@ for (const dialect of dialects) {
       database = await createTestDatabase(dialect);
       key = (await createKey(database.handle.db, { accountId: 'acme', name: null, readOnly: false }))
         .plaintext;
-      server = await startServer(serverEnv(database));
+      server = await startServer(databaseEnv(database));
     });
 
     after(async () => {

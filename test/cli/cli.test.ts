@@ -1,0 +1,191 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { assertProblem, describeEachDatabase } from '../helpers/app.ts';
+import { databaseEnv } from '../helpers/database.ts';
+
+const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+async function cpq(args: string[], env: Record<string, string>): Promise<Run> {
+  const child = spawn(process.execPath, ['src/cli.ts', ...args], {
+    cwd: projectRoot,
+    env: { ...process.env, LOG_LEVEL: 'silent', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  const [code] = await once(child, 'exit');
+  return { code, stdout, stderr };
+}
+
+const keyPattern = /^cpq_[A-Za-z0-9_-]{43}$/;
+const keyIdPattern = /key_[0-9A-Z]{26}/;
+
+describeEachDatabase('the cpq command', (ctx) => {
+  const run = (...args: string[]) => cpq(args, databaseEnv(ctx.database));
+
+  test('keys create prints the key alone on stdout; the key works; list shows it; revoke ends it', async () => {
+    const created = await run('keys', 'create', '--account', 'cli-acme', '--name', 'ci robot');
+    assert.equal(created.code, 0, created.stderr);
+    assert.match(created.stdout, /^cpq_[A-Za-z0-9_-]{43}\n$/, 'exactly the key and a newline');
+    const key = created.stdout.trim();
+    const keyId = created.stderr.match(keyIdPattern)?.[0] as string;
+    assert.ok(keyId, created.stderr);
+
+    const stored = await ctx.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('id', '=', keyId)
+      .executeTakeFirstOrThrow();
+    assert.equal(stored.account_id, 'cli-acme');
+    assert.notEqual(stored.key_hash, key, 'only a hash is stored');
+    assert.ok(!JSON.stringify(stored).includes(key.slice(4)));
+
+    const write = await ctx.call('POST', '/v1/bundles', {
+      key,
+      body: { header: { productId: 'from-cli', properties: {} } },
+    });
+    assert.equal(write.status, 201, write.text);
+    assert.equal(write.body.accountId, 'cli-acme');
+    assert.equal((await ctx.call('GET', '/v1/bundles', { key })).status, 200);
+
+    const listed = await run('keys', 'list', '--account', 'cli-acme');
+    assert.equal(listed.code, 0, listed.stderr);
+    const lines = listed.stdout.trim().split('\n');
+    assert.equal(lines.length, 1);
+    assert.deepEqual((lines[0] as string).split('\t').slice(0, 4), [
+      keyId,
+      'cli-acme',
+      'read-write',
+      'active',
+    ]);
+    assert.ok(lines[0]?.endsWith('\tci robot'));
+    assert.ok(!listed.stdout.includes(key) && !listed.stdout.includes(stored.key_hash), 'no secrets listed');
+
+    const revoked = await run('keys', 'revoke', keyId);
+    assert.equal(revoked.code, 0, revoked.stderr);
+    assert.equal(revoked.stdout, '');
+    assertProblem(await ctx.call('GET', '/v1/bundles', { key }), 401, 'unauthorized');
+    const after = await run('keys', 'list', '--account', 'cli-acme');
+    assert.match(after.stdout, /\trevoked \d{4}-\d\d-\d\dT/);
+  });
+
+  test('a --read-only key reads but gets 403 on writes', async () => {
+    const created = await run('keys', 'create', '--account', 'cli-reader', '--read-only');
+    assert.equal(created.code, 0, created.stderr);
+    const key = created.stdout.trim();
+    assert.match(key, keyPattern);
+    assert.equal((await ctx.call('GET', '/v1/bundles', { key })).status, 200);
+    const write = await ctx.call('POST', '/v1/bundles', {
+      key,
+      body: { header: { productId: 'nope', properties: {} } },
+    });
+    assertProblem(write, 403, 'forbidden');
+    const listed = await run('keys', 'list', '--account', 'cli-reader');
+    assert.match(listed.stdout, /\tcli-reader\tread-only\tactive\t/);
+  });
+
+  test('keys list without --account lists every account', async () => {
+    await run('keys', 'create', '--account', 'cli-other');
+    const listed = await run('keys', 'list');
+    assert.equal(listed.code, 0);
+    assert.match(listed.stdout, /\tcli-other\t/);
+    assert.match(listed.stdout, /\tacme\t/);
+  });
+
+  test('migrate brings the schema up to date and says so on stderr only', async () => {
+    const result = await run('migrate');
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, '');
+    assert.match(result.stderr, /up to date/);
+  });
+
+  test('revoking a key that does not exist: one line on stderr, exit 2', async () => {
+    const result = await run('keys', 'revoke', 'key_01ARZ3NDEKTSV4RRFFQ69G5FAV');
+    assert.equal(result.code, 2);
+    assert.equal(result.stdout, '');
+    assert.match(result.stderr, /^cpq: no key key_01ARZ3NDEKTSV4RRFFQ69G5FAV\n$/);
+  });
+
+  test('a bad environment variable is a one-line error naming it, exit 2', async () => {
+    const result = await cpq(['keys', 'list'], { ...databaseEnv(ctx.database), LOG_LEVEL: 'loud' });
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /^cpq: LOG_LEVEL is not valid[^\n]*\n$/);
+  });
+});
+
+// Usage is checked before any database is opened: these runs point at a path that must stay absent.
+describe('the cpq command line', () => {
+  const sqlitePath = join(tmpdir(), `cpq_cli_${process.pid}`, 'never.sqlite');
+  const noDatabase = { SQLITE_PATH: sqlitePath, DATABASE_URL: '' };
+
+  test('--help on the command and on each subcommand: usage on stdout, exit 0', async () => {
+    let overview = '';
+    for (const args of [
+      ['--help'],
+      ['-h'],
+      ['help'],
+      ['serve', '--help'],
+      ['migrate', '--help'],
+      ['keys', 'create', '--help'],
+      ['keys', 'list', '--help'],
+      ['keys', 'revoke', '--help'],
+    ]) {
+      const result = await cpq(args, noDatabase);
+      if (args[0] === '--help') overview = result.stdout;
+      assert.equal(result.code, 0, args.join(' '));
+      assert.match(result.stdout, /cpq /, args.join(' '));
+      assert.equal(result.stderr, '', args.join(' '));
+    }
+    for (const usage of ['cpq serve', 'cpq migrate', 'cpq keys create', 'cpq keys list', 'cpq keys revoke']) {
+      assert.ok(overview.includes(usage), usage);
+    }
+  });
+
+  test('bad arguments: one line on stderr, nothing on stdout, exit 2', async () => {
+    for (const args of [
+      [],
+      ['nope'],
+      ['keys'],
+      ['keys', 'create'],
+      ['keys', 'create', '--account'],
+      ['keys', 'create', '--account', 'has space'],
+      ['keys', 'create', '--account', 'x'.repeat(65)],
+      ['keys', 'create', '--account', 'acme', '--bogus'],
+      ['keys', 'create', '--account', 'acme', '--name', ''],
+      ['keys', 'create', '--account', 'acme', 'extra'],
+      ['keys', 'list', '--account', '../etc'],
+      ['keys', 'revoke'],
+      ['keys', 'revoke', 'a', 'b'],
+      ['migrate', 'now'],
+      ['serve', '--port', '80'],
+    ]) {
+      const result = await cpq(args, noDatabase);
+      const where = `cpq ${args.join(' ')}: ${result.stderr}`;
+      assert.equal(result.code, 2, where);
+      assert.equal(result.stdout, '', where);
+      assert.match(result.stderr, /^cpq: [^\n]+\n$/, where);
+    }
+  });
+
+  test('none of it touched a database', () => {
+    assert.equal(existsSync(sqlitePath), false);
+  });
+});

@@ -13,6 +13,7 @@ import { Problem, ProblemRef, withErrorResponses } from './http/common-schemas.t
 import { frameworkErrorHandler, registerErrorHandling } from './http/error-handler.ts';
 import { AppError } from './http/errors.ts';
 import { registerJsonBody } from './http/json-body.ts';
+import { refuseNulCharacters } from './http/nul-characters.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { newId } from './ids.ts';
 import { optionsRoutes } from './options/options.routes.ts';
@@ -66,6 +67,7 @@ export async function buildApp({ config, database }: AppOptions): Promise<App> {
     if (closing) reply.header('connection', 'close');
   });
   requireApiKey(app, database.db);
+  refuseNulCharacters(app);
 
   app.addHook('onRoute', (route) => {
     if (!isApiRoute(route.url)) return;

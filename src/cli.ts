@@ -142,8 +142,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const command = commands[name];
   try {
-    if (name === '')
-      throw new UsageError('a command is needed (see cpq --help)');
+    if (name === '') throw new UsageError('a command is needed (see cpq --help)');
     if (!command) throw new UsageError(`unknown command "${argv.slice(0, 2).join(' ')}" (see cpq --help)`);
     const { values, positionals } = parseArgs({
       args: rest,

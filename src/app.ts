@@ -27,6 +27,13 @@ export interface AppOptions {
 
 export type App = FastifyInstance;
 
+type OpenApiPaths = {
+  paths?: Record<
+    string,
+    Record<string, { 'x-optional-body'?: boolean; requestBody?: { required?: boolean } }>
+  >;
+};
+
 const requestIdPattern = /^[\w.:@-]{1,128}$/;
 
 export async function buildApp({ config, database }: AppOptions): Promise<App> {
@@ -92,6 +99,19 @@ export async function buildApp({ config, database }: AppOptions): Promise<App> {
       components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } } },
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    // @fastify/swagger marks every request body required; a route whose body may be left out says so with the
+    // extension x-optional-body, and the document follows.
+    transformObject: (documentObject) => {
+      const { openapiObject } = documentObject as unknown as { openapiObject: OpenApiPaths };
+      for (const operations of Object.values(openapiObject.paths ?? {})) {
+        for (const operation of Object.values(operations)) {
+          if (!operation['x-optional-body']) continue;
+          delete operation['x-optional-body'];
+          if (operation.requestBody) operation.requestBody.required = false;
+        }
+      }
+      return openapiObject;
+    },
   });
 
   const { db } = database;

@@ -119,6 +119,7 @@ export const bundlesRoutes: Routes = async (app, { db }) => {
         tags,
         params: BundlePath,
         body: BundleCloneBody,
+        'x-optional-body': true,
         response: { 201: Bundle },
       },
       // The body is optional: a clone without one takes the default temporary name.

@@ -37,4 +37,15 @@ describeEachDatabase('fuzzer findings', (ctx) => {
     const after = await ctx.call('GET', `/v1/bundles/${bundle.id}`);
     assert.equal(after.body.header.productId, bundle.header.productId, 'the refused PATCH changed nothing');
   });
+
+  test('a bundle clone without a body is documented as allowed, and is', async () => {
+    await ctx.app.ready();
+    const document = ctx.app.swagger() as {
+      paths: Record<string, Record<string, { requestBody?: { required?: boolean } }>>;
+    };
+    assert.equal(document.paths['/v1/bundles/{bundleId}/clone']?.post?.requestBody?.required, false);
+    const { bundle } = await createBundle(ctx, { options: [] });
+    const copy = await ctx.call('POST', `/v1/bundles/${bundle.id}/clone`);
+    assert.equal(copy.status, 201, copy.text);
+  });
 });

@@ -1,0 +1,147 @@
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+
+// ajv-formats ships CommonJS with the function on `default`.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+
+// biome-ignore lint/suspicious/noExplicitAny: JSON Schema documents are read generically
+export type Schema = any;
+
+export interface Parameter {
+  name: string;
+  in: 'path' | 'query' | 'header';
+  required: boolean;
+  schema: Schema;
+}
+
+export interface OpenApiDocument {
+  paths: Record<string, Record<string, OperationObject>>;
+  components?: Record<string, unknown>;
+}
+
+interface OperationObject {
+  operationId?: string;
+  security?: Record<string, string[]>[];
+  parameters?: Parameter[];
+  requestBody?: { required?: boolean; content?: Record<string, { schema: Schema }> };
+  responses: Record<string, { content?: Record<string, { schema: Schema }> }>;
+}
+
+export interface Operation {
+  /** operationId, or "METHOD /path" when the route has none. */
+  name: string;
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** The OpenAPI path template, e.g. /v1/bundles/{bundleId}. */
+  path: string;
+  pathParams: Parameter[];
+  queryParams: Parameter[];
+  body: { schema: Schema; required: boolean } | null;
+  /** Declared statuses; null where the status has no body (204). */
+  responses: Map<number, Schema | null>;
+  /** The security requirement names the role `write`: a read-only key is refused. */
+  writes: boolean;
+  /** Server-side view of the request: the same checks Fastify makes, from the same document. */
+  requestProblems(request: {
+    params: Record<string, string>;
+    query: Record<string, string>;
+    body: unknown;
+  }): string[];
+  /** Problems of a response against the schema declared for its status. */
+  responseProblems(status: number, body: unknown): string[];
+}
+
+const methods = ['get', 'post', 'put', 'patch', 'delete'] as const;
+
+/** JSON Pointer escaping (RFC 6901). */
+const token = (part: string) => part.replaceAll('~', '~0').replaceAll('/', '~1');
+
+const describe = (validate: ValidateFunction) =>
+  (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? e.keyword}`);
+
+/**
+ * Every /v1 operation of the app's own OpenAPI document, with validators compiled from that document: a route
+ * added later is fuzzed and checked without touching the fuzzer.
+ */
+export function operationsOf(document: OpenApiDocument): Operation[] {
+  // The document is registered whole, so every $ref in it resolves where it was written.
+  const options = { strict: false, allErrors: true, validateSchema: false } as const;
+  const responses = addFormats(new Ajv2020(options));
+  // As src/http/validation.ts: bodies keep their JSON types; path and query text is coerced and defaults apply.
+  const bodies = addFormats(new Ajv2020({ ...options, useDefaults: true }));
+  const texts = addFormats(new Ajv2020({ ...options, useDefaults: true, coerceTypes: 'array' }));
+  for (const ajv of [responses, bodies, texts]) ajv.addSchema(document as object, 'openapi');
+
+  const operations: Operation[] = [];
+  for (const [path, item] of Object.entries(document.paths)) {
+    if (!path.startsWith('/v1/')) continue;
+    for (const method of methods) {
+      const operation = item[method];
+      if (!operation) continue;
+      const at = `openapi#/paths/${token(path)}/${method}`;
+      const parameters = operation.parameters ?? [];
+      const parts = (where: 'path' | 'query') => parameters.filter((p) => p.in === where);
+      const objectOf = (list: Parameter[]) =>
+        texts.compile({
+          type: 'object',
+          properties: Object.fromEntries(list.map((p) => [p.name, p.schema])),
+          required: list.filter((p) => p.required || p.in === 'path').map((p) => p.name),
+        });
+      const pathParams = parts('path');
+      const queryParams = parts('query');
+      const validatePath = objectOf(pathParams);
+      const validateQuery = objectOf(queryParams);
+      const bodySchema = operation.requestBody?.content?.['application/json']?.schema;
+      const validateBody = bodySchema
+        ? bodies.compile({ $ref: `${at}/requestBody/content/application~1json/schema` })
+        : null;
+      const bodyRequired = operation.requestBody?.required ?? false;
+
+      const declared = new Map<number, Schema | null>();
+      const validators = new Map<number, ValidateFunction | null>();
+      for (const [status, response] of Object.entries(operation.responses)) {
+        const schema = response.content?.['application/json']?.schema ?? null;
+        declared.set(Number(status), schema);
+        validators.set(
+          Number(status),
+          schema === null
+            ? null
+            : responses.compile({ $ref: `${at}/responses/${status}/content/application~1json/schema` }),
+        );
+      }
+
+      operations.push({
+        name: operation.operationId ?? `${method.toUpperCase()} ${path}`,
+        method: method.toUpperCase() as Operation['method'],
+        path,
+        pathParams,
+        queryParams,
+        body: bodySchema ? { schema: bodySchema, required: bodyRequired } : null,
+        responses: declared,
+        writes: operation.security?.some((r) => r.apiKey?.includes('write')) ?? false,
+        requestProblems({ params, query, body }) {
+          const problems: string[] = [];
+          if (!validatePath(structuredClone(params)))
+            problems.push(...describe(validatePath).map((p) => `path ${p}`));
+          if (!validateQuery(structuredClone(query)))
+            problems.push(...describe(validateQuery).map((p) => `query ${p}`));
+          if (validateBody) {
+            if (body === undefined) {
+              if (bodyRequired) problems.push('body is required');
+            } else if (!validateBody(structuredClone(body))) {
+              problems.push(...describe(validateBody).map((p) => `body ${p}`));
+            }
+          }
+          return problems;
+        },
+        responseProblems(status, body) {
+          if (!validators.has(status)) return [`status ${status} is not declared`];
+          const validate = validators.get(status);
+          if (!validate)
+            return body === undefined || body === '' ? [] : [`status ${status} declares no body`];
+          return validate(body) ? [] : describe(validate);
+        },
+      });
+    }
+  }
+  return operations;
+}

@@ -1,0 +1,35 @@
+// The part of autocannon's programmatic API the bench uses; the package ships no types.
+declare module 'autocannon' {
+  import type { EventEmitter } from 'node:events';
+
+  interface Options {
+    url: string;
+    method?: 'GET' | 'POST';
+    headers?: Record<string, string>;
+    body?: string;
+    connections?: number;
+    duration?: number;
+    timeout?: number;
+  }
+
+  interface Result {
+    /** Seconds. */
+    duration: number;
+    /** Connection errors, timeouts included. */
+    errors: number;
+    non2xx: number;
+    requests: { sent: number };
+    statusCodeStats: Record<string, { count: number }>;
+  }
+
+  interface Instance extends EventEmitter, PromiseLike<Result> {
+    on(
+      event: 'response',
+      listener: (client: unknown, statusCode: number, bytes: number, ms: number) => void,
+    ): this;
+    on(event: 'tick', listener: (sample: { counter: number; bytes: number }) => void): this;
+  }
+
+  function autocannon(options: Options): Instance;
+  export default autocannon;
+}

@@ -1,0 +1,221 @@
+// The processes under test: the real service started from its command line, and the ceiling server. Both run
+// on the same Node binary as the bench, each in its own process so that its memory can be read alone.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+
+export interface Child {
+  process: ChildProcess;
+  pid: number;
+  baseUrl: string;
+  /** The last lines the child wrote, shown when something fails. */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+async function freeLoopbackPort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  server.close();
+  if (address === null || typeof address === 'string') throw new Error('no loopback port');
+  return address.port;
+}
+
+function start(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  port: number,
+): Omit<Child, 'stop'> & { exited: Promise<void> } {
+  const child = spawn(process.execPath, args, { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  if (child.pid === undefined) throw new Error(`could not start ${args.join(' ')}`);
+  let tail = '';
+  const collect = (chunk: Buffer) => {
+    tail = (tail + chunk.toString()).slice(-8000);
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  return {
+    process: child,
+    pid: child.pid,
+    baseUrl: `http://127.0.0.1:${port}`,
+    output: () => tail,
+    exited: once(child, 'exit').then(() => undefined),
+  };
+}
+
+async function untilReady(
+  child: Omit<Child, 'stop'> & { exited: Promise<void> },
+  path: string,
+): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  let exited = false;
+  void child.exited.then(() => {
+    exited = true;
+  });
+  while (Date.now() < deadline && !exited) {
+    try {
+      if ((await fetch(`${child.baseUrl}${path}`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  child.process.kill('SIGKILL');
+  throw new Error(`${child.process.spawnargs.join(' ')} did not become ready:\n${child.output()}`);
+}
+
+function stopper(child: Omit<Child, 'stop'> & { exited: Promise<void> }): () => Promise<void> {
+  return async () => {
+    if (child.process.exitCode !== null || child.process.signalCode !== null) return;
+    child.process.kill('SIGTERM');
+    const forced = setTimeout(() => child.process.kill('SIGKILL'), 30_000);
+    await child.exited;
+    clearTimeout(forced);
+  };
+}
+
+export interface ServiceOptions {
+  databaseUrl: string | null;
+  sqlitePath: string;
+  /** Writes a V8 CPU profile of the service into this directory when it stops. */
+  cpuProfileDir?: string;
+}
+
+/** `node src/cli.ts serve`, exactly as an operator starts it, configured by its environment. */
+async function startService(options: ServiceOptions, port: number): Promise<Child> {
+  const profiling = options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
+  const child = start(
+    [...profiling, 'src/cli.ts', 'serve'],
+    {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      DATABASE_URL: options.databaseUrl ?? '',
+      SQLITE_PATH: options.sqlitePath,
+    },
+    port,
+  );
+  await untilReady(child, '/readyz');
+  return { ...child, stop: stopper(child) };
+}
+
+/**
+ * The service under test, on one port for the whole run. Requests a client gave up on still run to the end, so
+ * before each measurement it must have worked off what the last one left queued; a backlog that has not
+ * cleared within a minute gets a fresh process instead of stalling the run, and the restart is reported.
+ */
+export class ServiceUnderTest {
+  child: Child;
+  restarts = 0;
+  #peakRssBytes = 0;
+  readonly #options: ServiceOptions;
+  readonly #port: number;
+
+  private constructor(options: ServiceOptions, port: number, child: Child) {
+    this.#options = options;
+    this.#port = port;
+    this.child = child;
+  }
+
+  static async start(options: ServiceOptions): Promise<ServiceUnderTest> {
+    const port = await freeLoopbackPort();
+    return new ServiceUnderTest(options, port, await startService(options, port));
+  }
+
+  get baseUrl(): string {
+    return this.child.baseUrl;
+  }
+
+  /** The highest VmHWM seen across the run, over restarts and peak resets. */
+  peakRssBytes(): number {
+    this.#peakRssBytes = Math.max(this.#peakRssBytes, peakRss(this.child.pid));
+    return this.#peakRssBytes;
+  }
+
+  /** Starts a new peak for one scenario, keeping the old one in the run's peak. */
+  resetPeak(): void {
+    this.peakRssBytes();
+    resetPeakRss(this.child.pid);
+  }
+
+  async idle(): Promise<void> {
+    if (await untilIdle(this.child, 60_000)) return;
+    this.peakRssBytes();
+    this.child.process.kill('SIGKILL');
+    await this.child.stop();
+    this.restarts++;
+    this.child = await startService(this.#options, this.#port);
+  }
+
+  async stop(): Promise<void> {
+    this.peakRssBytes();
+    await this.child.stop();
+  }
+}
+
+/** The ceiling server (bench/ceiling-server.ts) answering `body` at /ceiling. */
+export async function startCeiling(body: Buffer): Promise<Child> {
+  const bodyFile = join(tmpdir(), `cpq-bench-ceiling-${process.pid}.json`);
+  writeFileSync(bodyFile, body);
+  const port = await freeLoopbackPort();
+  const child = start(
+    ['bench/ceiling-server.ts', bodyFile],
+    { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+    port,
+  );
+  try {
+    await untilReady(child, '/ceiling');
+  } finally {
+    rmSync(bodyFile, { force: true });
+  }
+  return { ...child, stop: stopper(child) };
+}
+
+/** Peak resident set size (VmHWM) in bytes since the process started or since resetPeakRss. */
+export function peakRss(pid: number): number {
+  const match = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!match) throw new Error(`no VmHWM for process ${pid}`);
+  return Number(match[1]) * 1024;
+}
+
+/** Lowers the peak to the current size (Linux clear_refs 5), so the next reading is one scenario's peak. */
+export function resetPeakRss(pid: number): void {
+  writeFileSync(`/proc/${pid}/clear_refs`, '5');
+}
+
+function cpuTicks(pid: number): number {
+  // Fields after the command name, which may itself hold spaces: utime and stime are the 12th and 13th.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+/**
+ * Whether the child went idle within the time given. Idle means it barely uses the CPU (a SQLite backlog runs
+ * in-process) and a query through its pool answers at once (a PostgreSQL backlog waits in the pool while the
+ * process looks idle).
+ */
+async function untilIdle(child: Child, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const ticks = cpuTicks(child.pid);
+    const started = performance.now();
+    const ready = await fetch(`${child.baseUrl}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    const answeredMs = performance.now() - started;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Clock ticks are 1/100 s: 3 ticks in 300 ms is 10% of one core.
+    if (ready && answeredMs < 50 && cpuTicks(child.pid) - ticks <= 3) return true;
+  }
+  return false;
+}

@@ -1,0 +1,205 @@
+// Targets, and the two forms of the results: JSON for machines and diffs, Markdown for people.
+import type { Measurement } from './load.ts';
+
+export interface ScenarioResult extends Measurement {
+  name: string;
+  title: string;
+  peakRssBytes: number;
+  ratioToCeiling: number | null;
+}
+
+export interface GrowthPoint {
+  size: number;
+  p50Ms: number;
+  p99Ms: number;
+  failures: number;
+}
+
+export interface Target {
+  name: string;
+  value: string;
+  limit: string;
+  pass: boolean;
+}
+
+export interface DatabaseResult {
+  dialect: string;
+  catalogue: { bundles: number; rows: number; seconds: number };
+  scenarios: ScenarioResult[];
+  peakRssBytes: number;
+  /** Times the service was replaced because a backlog left by a scenario had not cleared within a minute. */
+  serviceRestarts: number;
+  /** p50 of bundle details by number of option products, one request at a time. */
+  detailsBySize: GrowthPoint[];
+  /** p50 of the first page of GET /v1/bundles by number of bundles, one request at a time. */
+  listBySize: GrowthPoint[];
+  extraLoad: { bundles: number; rows: number; seconds: number } | null;
+  targets: Target[];
+}
+
+export interface Results {
+  status: 'ok' | 'failed';
+  command: string;
+  startedAt: string;
+  seconds: number;
+  machine: { nproc: number; cpu: string; memoryGiB: number; node: string; kernel: string };
+  commit: string;
+  settings: Record<string, number>;
+  databases: DatabaseResult[];
+}
+
+export const p99LimitMs = 50;
+export const rssLimitBytes = 250e6;
+const ceilingShareLimit = 0.5;
+const deepPageFactorLimit = 1.5;
+
+const fixed = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+const mb = (bytes: number) => fixed(bytes / 1e6, 0);
+const verdict = (pass: boolean) => (pass ? 'PASS' : 'MISS');
+
+export function evaluateTargets(
+  scenarios: ScenarioResult[],
+  peakRssBytes: number,
+  names: { details: string; first: string; deep: string },
+): Target[] {
+  const targets: Target[] = [];
+  const byName = new Map(scenarios.map((s) => [s.name, s]));
+  const details = byName.get(names.details);
+  if (details?.ratioToCeiling != null) {
+    targets.push({
+      name: 'bundle details, 1 large bundle, throughput vs ceiling',
+      value: `${fixed(details.ratioToCeiling * 100, 0)}%`,
+      limit: `>= ${ceilingShareLimit * 100}%`,
+      pass: details.ratioToCeiling >= ceilingShareLimit,
+    });
+  }
+  const first = byName.get(names.first);
+  const deep = byName.get(names.deep);
+  if (first && deep) {
+    for (const [label, key] of [
+      ['p50', 'p50Ms'],
+      ['p99', 'p99Ms'],
+    ] as const) {
+      const factor = deep[key] / first[key];
+      targets.push({
+        name: `deep page ${label} vs first page ${label}`,
+        value: `${fixed(factor, 2)}x (${fixed(deep[key], 2)} vs ${fixed(first[key], 2)} ms)`,
+        limit: `<= ${deepPageFactorLimit}x`,
+        pass: factor <= deepPageFactorLimit,
+      });
+    }
+  }
+  for (const s of scenarios) {
+    targets.push({
+      name: `p99 at 50 connections: ${s.name}`,
+      value: `${fixed(s.p99Ms, 2)} ms`,
+      limit: `< ${p99LimitMs} ms`,
+      pass: s.p99Ms < p99LimitMs,
+    });
+  }
+  targets.push({
+    name: 'peak RSS of the service',
+    value: `${mb(peakRssBytes)} MB`,
+    limit: `< ${mb(rssLimitBytes)} MB`,
+    pass: peakRssBytes < rssLimitBytes,
+  });
+  return targets;
+}
+
+function growthTable(title: string, unit: string, points: GrowthPoint[]): string[] {
+  const [smallest] = points;
+  if (!smallest) return [];
+  const lines = [
+    `**${title}**`,
+    '',
+    `| ${unit} | p50 ms | p99 ms | p50 vs smallest | ms per extra ${unit.toLowerCase().replace(/s$/, '')} since previous |`,
+    '|---:|---:|---:|---:|---:|',
+  ];
+  points.forEach((point, i) => {
+    const previous = points[i - 1];
+    const slope = previous ? (point.p50Ms - previous.p50Ms) / (point.size - previous.size) : Number.NaN;
+    lines.push(
+      `| ${point.size.toLocaleString('en-US')} | ${fixed(point.p50Ms, 2)} | ${fixed(point.p99Ms, 2)} | ` +
+        `${fixed(point.p50Ms / smallest.p50Ms, 2)}x | ${previous ? fixed(slope, 4) : ''} |`,
+    );
+  });
+  return [...lines, ''];
+}
+
+export function growthSummary(points: GrowthPoint[], unit: string): string {
+  const first = points[0];
+  const last = points[points.length - 1];
+  if (!first || !last || first === last) return '';
+  const sizeFactor = last.size / first.size;
+  return (
+    `${unit} x${sizeFactor.toLocaleString('en-US')} (${first.size.toLocaleString('en-US')} -> ` +
+    `${last.size.toLocaleString('en-US')}): p50 x${fixed(last.p50Ms / first.p50Ms, 2)} ` +
+    `(${fixed(first.p50Ms, 2)} -> ${fixed(last.p50Ms, 2)} ms)`
+  );
+}
+
+export function toMarkdown(results: Results): string {
+  const { machine } = results;
+  const lines = [
+    '# cpq benchmark',
+    '',
+    `Status: **${results.status}**. Command: \`${results.command}\`, started ${results.startedAt}, ` +
+      `${fixed(results.seconds / 60, 1)} min, commit ${results.commit}.`,
+    '',
+    `Machine: ${machine.nproc} CPUs (nproc), ${machine.cpu}, ${machine.memoryGiB} GiB, Node ${machine.node}, ` +
+      `Linux ${machine.kernel}. The machine is shared: compare ratios within one run, not absolute numbers ` +
+      'across runs.',
+    '',
+    `Settings: ${Object.entries(results.settings)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}. Load scenarios: autocannon in the bench process, fixed concurrency, warm-up first; ` +
+      'latencies are per response, sub-millisecond. Peak RSS: VmHWM of the measured process, reset before ' +
+      'each scenario. Growth: one request at a time.',
+    '',
+  ];
+  for (const db of results.databases) {
+    lines.push(
+      `## ${db.dialect}`,
+      '',
+      `Catalogue: ${db.catalogue.bundles.toLocaleString('en-US')} bundles, ` +
+        `${db.catalogue.rows.toLocaleString('en-US')} rows, loaded in ${fixed(db.catalogue.seconds)} s.`,
+      '',
+      '| Scenario | req/s | p50 ms | p99 ms | peak RSS MB | errors/non-2xx | vs ceiling | p99 < 50 ms |',
+      '|---|---:|---:|---:|---:|---:|---:|---|',
+    );
+    for (const s of db.scenarios) {
+      lines.push(
+        `| ${s.title} | ${fixed(s.requestsPerSecond, 0)} | ${fixed(s.p50Ms, 2)} | ${fixed(s.p99Ms, 2)} | ` +
+          `${mb(s.peakRssBytes)} | ${s.failures}${s.requests === 0 ? ' (nothing answered in time)' : ''} | ` +
+          `${s.ratioToCeiling === null ? 'n/a' : `${fixed(s.ratioToCeiling * 100, 0)}%`} | ` +
+          `${verdict(s.p99Ms < p99LimitMs)} |`,
+      );
+    }
+    lines.push('', '| Target | Value | Limit | Verdict |', '|---|---|---|---|');
+    for (const t of db.targets) lines.push(`| ${t.name} | ${t.value} | ${t.limit} | ${verdict(t.pass)} |`);
+    lines.push('');
+    lines.push(...growthTable('Bundle details by option products', 'Products', db.detailsBySize));
+    lines.push(
+      ...growthTable('First page of GET /v1/bundles by bundles in the account', 'Bundles', db.listBySize),
+    );
+    const growth = [
+      growthSummary(db.detailsBySize, 'Option products'),
+      growthSummary(db.listBySize, 'Bundles'),
+    ];
+    lines.push(...growth.filter((g) => g !== '').map((g) => `- ${g}`));
+    if (db.serviceRestarts > 0) {
+      lines.push(
+        `- The service was restarted ${db.serviceRestarts} time(s): a scenario left a backlog that had not ` +
+          'cleared within a minute.',
+      );
+    }
+    if (db.extraLoad) {
+      lines.push(
+        `- Extra load: ${db.extraLoad.bundles.toLocaleString('en-US')} tiny bundles, ` +
+          `${db.extraLoad.rows.toLocaleString('en-US')} rows in ${fixed(db.extraLoad.seconds)} s.`,
+      );
+    }
+    lines.push('');
+  }
+  return `${lines.join('\n')}\n`;
+}

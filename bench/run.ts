@@ -1,0 +1,487 @@
+// `npm run bench [-- --quick] [--dialect sqlite|postgres] [--scenario <name>]... [--profile]`
+// Loads a realistic catalogue into a fresh SQLite and a fresh PostgreSQL database, starts the real service on
+// each, drives it with autocannon next to the ceiling (the same Fastify stack answering the same bytes from
+// memory) and writes bench/results/latest.{md,json}. Quick and partial runs write scratch.{md,json} instead.
+// --scenario runs only the named load scenarios (no growth series); --profile writes a CPU profile of the
+// service into bench/profiles/ and prints where its time went.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { sql } from 'kysely';
+import type { Dialect } from '../src/db/database.ts';
+import { createKey } from '../src/keys/keys.service.ts';
+import { createTestDatabase, type TestDatabase } from '../test/helpers/database.ts';
+import {
+  accountId,
+  type BundlePlan,
+  bulkLoad,
+  generate,
+  mainPlan,
+  plannedRows,
+  type SeededBundle,
+  type SeededProduct,
+  tinyPlan,
+} from './catalogue.ts';
+import { measure, type Target } from './load.ts';
+import { type Child, peakRss, repoRoot, resetPeakRss, ServiceUnderTest, startCeiling } from './processes.ts';
+import { summarizeProfiles } from './profile-summary.ts';
+import { progress } from './progress.ts';
+import {
+  type DatabaseResult,
+  evaluateTargets,
+  type GrowthPoint,
+  type Results,
+  type ScenarioResult,
+  toMarkdown,
+} from './report.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    dialect: { type: 'string', multiple: true },
+    scenario: { type: 'string', multiple: true },
+    profile: { type: 'boolean', default: false },
+  },
+});
+
+const settings = args.quick
+  ? {
+      connections: 50,
+      warmupSeconds: 1,
+      seconds: 3,
+      sequentialWarmupSeconds: 1,
+      sequentialSeconds: 2,
+      extraBundles: 9_000,
+    }
+  : {
+      connections: 50,
+      warmupSeconds: 3,
+      seconds: 10,
+      sequentialWarmupSeconds: 1,
+      sequentialSeconds: 5,
+      extraBundles: 99_000,
+    };
+const dialects = (args.dialect ?? ['sqlite', 'postgres']) as Dialect[];
+const resultsName =
+  args.quick || args.scenario !== undefined || args.dialect !== undefined ? 'scratch' : 'latest';
+const resultsDir = join(repoRoot, 'bench', 'results');
+const pageSize = 25;
+const deepPage = 31;
+const quoteLines = 30;
+
+class BenchError extends Error {}
+
+interface Scenario {
+  name: string;
+  title: string;
+  path: string;
+  /** For the ceiling: the service path whose answer it serves, byte for byte. */
+  copyOf?: string;
+  method?: 'POST';
+  body?: string;
+  /** What a good answer holds; checked once before the load, so a wrong answer never gets measured. */
+  check: (body: Json) => boolean;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: the checks read response JSON freely
+type Json = any;
+
+async function call(target: Target): Promise<{ status: number; text: string }> {
+  const response = await fetch(target.url, {
+    method: target.method ?? 'GET',
+    headers: {
+      ...target.headers,
+      ...(target.body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: target.body,
+  });
+  return { status: response.status, text: await response.text() };
+}
+
+async function callOk(target: Target): Promise<Json> {
+  const { status, text } = await call(target);
+  if (status < 200 || status > 299) {
+    throw new BenchError(
+      `${target.method ?? 'GET'} ${target.url} answered ${status}: ${text.slice(0, 2000)}`,
+    );
+  }
+  return JSON.parse(text);
+}
+
+function quantityOf(product: SeededProduct): number {
+  if (product.readonlyQuantity) return Math.max(product.minQuantity ?? 1, 1);
+  // 12 falls in the second volume tier, so volume pricing does real work.
+  return Math.min(Math.max(12, product.minQuantity ?? 1), product.maxQuantity ?? 12);
+}
+
+/** A valid quote: every INCLUDED option at its minCount at least, lines spread up to each option's maxCount. */
+function quoteBody(bundle: SeededBundle, lines: number): string {
+  const capacity = bundle.options.map((o) => Math.min(o.maxCount ?? o.products.length, o.products.length));
+  const picks = bundle.options.map((o) => (o.type === 'INCLUDED' ? (o.minCount ?? 1) : 0));
+  let count = picks.reduce((a, b) => a + b, 0);
+  while (count < lines) {
+    const before = count;
+    picks.forEach((picked, i) => {
+      if (count < lines && picked < (capacity[i] as number)) {
+        picks[i] = picked + 1;
+        count++;
+      }
+    });
+    if (count === before) throw new BenchError(`bundle ${bundle.id} cannot hold ${lines} quote lines`);
+  }
+  const options = bundle.options
+    .map((option, i) => ({
+      optionId: option.id,
+      products: option.products.slice(0, picks[i]).map((p, j) => ({
+        productId: p.productId,
+        quantity: quantityOf(p),
+        ...(p.adjustment === 'variant' ? { variantId: p.variantIds[j % p.variantIds.length] } : {}),
+      })),
+    }))
+    .filter((o) => o.products.length > 0);
+  return JSON.stringify({ currency: 'USD', bundles: [{ bundleId: bundle.id, quantity: 1, options }] });
+}
+
+const spread = <T>(items: T[], count: number): T[] =>
+  Array.from({ length: count }, (_, i) => items[Math.floor((i * items.length) / count)] as T);
+
+const productsIn = (body: Json): number =>
+  (body.bundles as Json[]).reduce(
+    (sum: number, b: Json) =>
+      sum + [...b.included, ...b.addOns].reduce((n: number, o: Json) => n + o.products.length, 0),
+    0,
+  );
+
+/** The scenarios, in the order they run: the ceiling right before the details it is compared with. */
+async function scenariosFor(baseUrl: string, key: string, seeded: SeededBundle[]): Promise<Scenario[]> {
+  const large = seeded.find((b) => b.kind === 'large' && b.isActive);
+  const searched = large?.options[0];
+  if (!large || !searched) throw new BenchError('the catalogue has no large bundle');
+  const typical = spread(
+    seeded.filter((b) => b.kind === 'typical' && b.isActive),
+    20,
+  );
+  // The deep page's key comes from walking the list once, as a client would.
+  let nextKey: unknown;
+  for (let page = 1; page < deepPage; page++) {
+    const query = page === 1 ? '' : `&nextKey=${encodeURIComponent(String(nextKey))}`;
+    const url = `${baseUrl}/v1/bundles?limit=${pageSize}${query}`;
+    nextKey = (await callOk({ url, headers: { 'x-api-key': key } })).nextKey;
+    if (typeof nextKey !== 'string') throw new BenchError(`GET /v1/bundles gave no nextKey on page ${page}`);
+  }
+  const details = {
+    path: `/v1/bundles-details?bundleIds=${large.id}`,
+    check: (body: Json) => body.bundles.length === 1 && productsIn(body) === large.productCount,
+  };
+  return [
+    {
+      name: 'ceiling',
+      title: 'Ceiling: same Fastify stack, details bytes from memory',
+      path: '/ceiling',
+      copyOf: details.path,
+      check: details.check,
+    },
+    {
+      name: 'details-1-large',
+      title: `GET /v1/bundles-details, 1 large bundle (${large.productCount} products)`,
+      ...details,
+    },
+    {
+      name: 'details-20-typical',
+      title: 'GET /v1/bundles-details, 20 typical bundles',
+      path: `/v1/bundles-details?bundleIds=${typical.map((b) => b.id).join(',')}`,
+      check: (body) => body.bundles.length === 20,
+    },
+    {
+      name: 'list-first-page',
+      title: `GET /v1/bundles, first page (${pageSize})`,
+      path: `/v1/bundles?limit=${pageSize}`,
+      check: (body) => body.bundles.length === pageSize,
+    },
+    {
+      name: 'list-deep-page',
+      title: `GET /v1/bundles, page ${deepPage} via nextKey`,
+      path: `/v1/bundles?limit=${pageSize}&nextKey=${encodeURIComponent(String(nextKey))}`,
+      check: (body) => body.bundles.length === pageSize,
+    },
+    {
+      name: 'quote-30-lines',
+      title: `POST /v1/quotes/price, ${quoteLines} lines on a large bundle (USD)`,
+      path: '/v1/quotes/price',
+      method: 'POST',
+      body: quoteBody(large, quoteLines),
+      check: (body) => body.lines.length === quoteLines,
+    },
+    {
+      name: 'priced-products-search',
+      title: 'GET /v1/pricebooks/{id}/pricedProducts?q=enterprise, large option',
+      path: `/v1/pricebooks/${searched.priceBookId}/pricedProducts?q=enterprise`,
+      check: (body) => body.results.length > 0 && body.total >= body.results.length,
+    },
+  ];
+}
+
+function settle(database: TestDatabase): Promise<unknown> {
+  // PostgreSQL's autovacuum would analyse tables this size within a minute of the load; doing it now keeps it
+  // from landing in the middle of a scenario. SQLite has no such daemon and the service runs no ANALYZE, so its
+  // planner is left as a deployment would have it; only the write-ahead log is folded back.
+  return database.handle.dialect === 'postgres'
+    ? sql`vacuum analyze`.execute(database.handle.db)
+    : sql`pragma wal_checkpoint(truncate)`.execute(database.handle.db);
+}
+
+async function load(database: TestDatabase, what: string, plan: BundlePlan[], seed: number, keep: boolean) {
+  const rows = plannedRows(plan);
+  const started = performance.now();
+  const seeded = await bulkLoad(
+    database.handle.db,
+    generate(plan, seed),
+    (done) => progress.rows(what, done, rows),
+    keep,
+  );
+  progress.phase(`${what}: analysing`);
+  await settle(database);
+  return { seeded, rows, seconds: (performance.now() - started) / 1000 };
+}
+
+/** Latency of one request at a time: cost without queueing. */
+async function sequential(service: ServiceUnderTest, size: number, target: Target): Promise<GrowthPoint> {
+  await service.idle();
+  await measure(target, { connections: 1, seconds: settings.sequentialWarmupSeconds });
+  const { p50Ms, p99Ms, failures } = await measure(target, {
+    connections: 1,
+    seconds: settings.sequentialSeconds,
+  });
+  return { size, p50Ms, p99Ms, failures };
+}
+
+async function runScenario(
+  scenario: Scenario,
+  target: Target,
+  position: { index: number; total: number },
+  measured: { child: Child; resetPeak: () => void },
+  ceilingRps: number | null,
+): Promise<ScenarioResult> {
+  const show = (text: string, first = false) =>
+    progress.scenario(position.index, position.total, scenario.name, text, first);
+  const stage = (text: string) => (elapsed: number, rps: number) =>
+    show(`${text} ${elapsed} s, ${rps} req/s`);
+  show(`warm-up ${settings.warmupSeconds} s`, true);
+  const load = { connections: settings.connections };
+  const warm = await measure(target, {
+    ...load,
+    seconds: settings.warmupSeconds,
+    onSecond: stage('warm-up'),
+  });
+  measured.resetPeak();
+  const m = await measure(target, { ...load, seconds: settings.seconds, onSecond: stage('measuring') });
+  const result: ScenarioResult = {
+    name: scenario.name,
+    title: scenario.title,
+    ...m,
+    failures: m.failures + warm.failures,
+    peakRssBytes: peakRss(measured.child.pid),
+    ratioToCeiling: ceilingRps === null ? null : m.requestsPerSecond / ceilingRps,
+  };
+  progress.done(
+    `${scenario.name}: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, ` +
+      `p99 ${result.p99Ms.toFixed(2)} ms, ${result.failures} errors/non-2xx, ${result.unanswered} unanswered`,
+  );
+  if (result.failures > 0) {
+    progress.done(
+      `!!! ${scenario.name}: status codes ${JSON.stringify(m.statusCodes)}\n${measured.child.output()}`,
+    );
+  }
+  return result;
+}
+
+async function runScenarios(
+  result: DatabaseResult,
+  service: ServiceUnderTest,
+  scenarios: Scenario[],
+  key: string,
+) {
+  const copied = scenarios.find((s) => s.copyOf !== undefined)?.copyOf;
+  let ceiling: Child | null = null;
+  if (copied) {
+    const answer = await fetch(`${service.baseUrl}${copied}`, { headers: { 'x-api-key': key } });
+    ceiling = await startCeiling(Buffer.from(await answer.arrayBuffer()));
+  }
+  try {
+    const planned = scenarios.map((scenario) => {
+      const onCeiling = scenario.copyOf !== undefined && ceiling !== null;
+      const baseUrl = onCeiling && ceiling ? ceiling.baseUrl : service.baseUrl;
+      const headers: Record<string, string> = onCeiling ? {} : { 'x-api-key': key };
+      const { method, body } = scenario;
+      return { scenario, onCeiling, target: { url: `${baseUrl}${scenario.path}`, method, body, headers } };
+    });
+    for (const { scenario, target } of planned) {
+      const { status, text } = await call(target);
+      if (status !== 200 || !scenario.check(JSON.parse(text))) {
+        throw new BenchError(`${scenario.name}: unexpected answer ${status}: ${text.slice(0, 2000)}`);
+      }
+    }
+    let ceilingRps: number | null = null;
+    for (const [i, { scenario, onCeiling, target }] of planned.entries()) {
+      const position = { index: i + 1, total: planned.length };
+      progress.scenario(
+        position.index,
+        position.total,
+        scenario.name,
+        'waiting until the service is idle',
+        true,
+      );
+      await service.idle();
+      const subject =
+        onCeiling && ceiling
+          ? { child: ceiling, resetPeak: () => resetPeakRss(ceiling.pid) }
+          : { child: service.child, resetPeak: () => service.resetPeak() };
+      const measured = await runScenario(scenario, target, position, subject, ceilingRps);
+      if (onCeiling) ceilingRps = measured.requestsPerSecond;
+      result.scenarios.push(measured);
+    }
+  } finally {
+    await ceiling?.stop();
+  }
+}
+
+async function measureGrowth(
+  result: DatabaseResult,
+  database: TestDatabase,
+  service: ServiceUnderTest,
+  key: string,
+  seeded: SeededBundle[],
+) {
+  const headers = { 'x-api-key': key };
+  progress.phase('details by option products, one request at a time');
+  for (const bundle of seeded.filter((b) => b.kind === 'probe')) {
+    const url = `${service.baseUrl}/v1/bundles-details?bundleIds=${bundle.id}`;
+    result.detailsBySize.push(await sequential(service, bundle.productCount, { url, headers }));
+  }
+  const firstPage = { url: `${service.baseUrl}/v1/bundles?limit=${pageSize}`, headers };
+  progress.phase(`first page at ${seeded.length.toLocaleString('en-US')} bundles, one request at a time`);
+  result.listBySize.push(await sequential(service, seeded.length, firstPage));
+
+  const extra = tinyPlan(settings.extraBundles);
+  const what = `loading ${extra.length.toLocaleString('en-US')} tiny bundles`;
+  const loaded = await load(database, what, extra, 2, false);
+  result.extraLoad = { bundles: extra.length, rows: loaded.rows, seconds: loaded.seconds };
+  const total = seeded.length + extra.length;
+  progress.phase(`first page at ${total.toLocaleString('en-US')} bundles, one request at a time`);
+  result.listBySize.push(await sequential(service, total, firstPage));
+}
+
+async function benchDatabase(dialect: Dialect): Promise<DatabaseResult> {
+  progress.database(dialect);
+  progress.phase('creating a fresh database');
+  const database = await createTestDatabase(dialect);
+  const profileDir = args.profile
+    ? join(repoRoot, 'bench', 'profiles', `${dialect}-${Date.now()}`)
+    : undefined;
+  try {
+    const plan = mainPlan();
+    const catalogue = await load(database, 'loading catalogue', plan, 1, true);
+    const { plaintext: key } = await createKey(database.handle.db, {
+      accountId,
+      name: 'bench',
+      readOnly: false,
+    });
+    progress.phase('starting the service');
+    const service = await ServiceUnderTest.start({
+      databaseUrl: database.databaseUrl,
+      sqlitePath: database.sqlitePath,
+      cpuProfileDir: profileDir,
+    });
+    const result: DatabaseResult = {
+      dialect,
+      catalogue: { bundles: plan.length, rows: catalogue.rows, seconds: catalogue.seconds },
+      scenarios: [],
+      peakRssBytes: 0,
+      serviceRestarts: 0,
+      detailsBySize: [],
+      listBySize: [],
+      extraLoad: null,
+      targets: [],
+    };
+    try {
+      progress.phase('checking every scenario once');
+      const scenarios = (await scenariosFor(service.baseUrl, key, catalogue.seeded)).filter(
+        (s) => args.scenario === undefined || args.scenario.includes(s.name),
+      );
+      await runScenarios(result, service, scenarios, key);
+      if (args.scenario === undefined) await measureGrowth(result, database, service, key, catalogue.seeded);
+    } finally {
+      progress.phase('stopping the service');
+      await service.stop();
+      if (profileDir) progress.done(`CPU profile of the service:\n${summarizeProfiles(profileDir)}`);
+    }
+    result.serviceRestarts = service.restarts;
+    result.peakRssBytes = service.peakRssBytes();
+    result.targets = evaluateTargets(result.scenarios, result.peakRssBytes, {
+      details: 'details-1-large',
+      first: 'list-first-page',
+      deep: 'list-deep-page',
+    });
+    return result;
+  } finally {
+    progress.phase('dropping the database');
+    await database.drop();
+  }
+}
+
+function machine(): Results['machine'] {
+  return {
+    nproc: os.availableParallelism(),
+    cpu: os.cpus()[0]?.model.trim() ?? 'unknown',
+    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+    node: process.version,
+    kernel: os.release(),
+  };
+}
+
+function commit(): string {
+  const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repoRoot }).toString().trim();
+  const dirty =
+    execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: repoRoot }).length > 0;
+  return dirty ? `${head} (with uncommitted changes)` : head;
+}
+
+const started = new Date();
+const results: Results = {
+  status: 'ok',
+  command: ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' '),
+  startedAt: started.toISOString(),
+  seconds: 0,
+  machine: machine(),
+  commit: commit(),
+  settings,
+  databases: [],
+};
+try {
+  for (const dialect of dialects) results.databases.push(await benchDatabase(dialect));
+} catch (error) {
+  progress.done(`!!! benchmark stopped: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+}
+results.seconds = Math.round((Date.now() - started.getTime()) / 1000);
+const failed = results.databases.flatMap((db) =>
+  [...db.scenarios, ...db.detailsBySize, ...db.listBySize]
+    .filter((s) => s.failures > 0)
+    .map((s) => `${db.dialect} ${'name' in s ? s.name : `size ${s.size}`}: ${s.failures}`),
+);
+if (failed.length > 0) results.status = 'failed';
+
+mkdirSync(resultsDir, { recursive: true });
+const markdown = toMarkdown(results);
+writeFileSync(join(resultsDir, `${resultsName}.json`), `${JSON.stringify(results, null, 2)}\n`);
+writeFileSync(join(resultsDir, `${resultsName}.md`), markdown);
+process.stdout.write(markdown);
+process.stderr.write(`results: bench/results/${resultsName}.md and .json\n`);
+if (failed.length > 0) {
+  process.stderr.write(
+    `\n${'!'.repeat(78)}\n!! REQUESTS FAILED (errors or non-2xx): ${failed.join('; ')}\n${'!'.repeat(78)}\n`,
+  );
+  process.exitCode = 1;
+}

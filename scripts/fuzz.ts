@@ -1,0 +1,125 @@
+// `npm run fuzz`: the long run of test/fuzz (thousands of request chains) on each database, then the faults of
+// test/faults with more cycles, including the PostgreSQL restart that npm test leaves out. Prints progress on
+// stderr and the figures at the end; exits 1 on any failure.
+//   npm run fuzz -- --runs 5000 --db both --kill-cycles 5 [--seed N] [--no-faults]
+import { parseArgs } from 'node:util';
+import { buildApp } from '../src/app.ts';
+import { loadConfig } from '../src/config.ts';
+import type { Dialect } from '../src/db/database.ts';
+import { createKey } from '../src/keys/keys.service.ts';
+import {
+  ensurePostgresRunning,
+  type FaultReport,
+  killDuringLoad,
+  postgresRestartDuringLoad,
+  sigtermDuringLoad,
+} from '../test/faults/scenarios.ts';
+import { type FuzzReport, fuzz } from '../test/fuzz/fuzzer.ts';
+import { createTestDatabase } from '../test/helpers/database.ts';
+
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '2000' },
+    db: { type: 'string', default: 'both' },
+    seed: { type: 'string' },
+    steps: { type: 'string', default: '12' },
+    'kill-cycles': { type: 'string', default: '5' },
+    'no-faults': { type: 'boolean', default: false },
+  },
+});
+const runs = Number(values.runs);
+const dialects: Dialect[] = values.db === 'both' ? ['sqlite', 'postgres'] : [values.db as Dialect];
+if (!Number.isInteger(runs) || runs < 1 || !dialects.every((d) => d === 'sqlite' || d === 'postgres')) {
+  console.error(
+    'usage: npm run fuzz -- [--runs N] [--db sqlite|postgres|both] [--seed N] [--kill-cycles N] [--no-faults]',
+  );
+  process.exit(2);
+}
+
+async function fuzzOn(dialect: Dialect): Promise<FuzzReport> {
+  const database = await createTestDatabase(dialect);
+  const config = loadConfig({ LOG_LEVEL: 'silent' });
+  const app = await buildApp({ config, database: database.handle });
+  const db = database.handle.db;
+  const key = async (accountId: string, readOnly = false) =>
+    (await createKey(db, { accountId, name: null, readOnly })).plaintext;
+  const started = Date.now();
+  try {
+    return await fuzz(
+      {
+        app,
+        db,
+        accounts: [
+          { id: 'fuzz-a', key: await key('fuzz-a') },
+          { id: 'fuzz-b', key: await key('fuzz-b') },
+        ],
+        readOnlyKey: await key('fuzz-a', true),
+        bodyLimit: config.bodyLimit,
+      },
+      {
+        runs,
+        seed: values.seed === undefined ? undefined : Number(values.seed),
+        maxSteps: Number(values.steps),
+        progressEvery: 100,
+        onProgress: (r) =>
+          console.error(
+            `[${dialect}] ${r.runs}/${runs} chains, ${r.requests} requests, ${r.failures.length} failures, ` +
+              `${((Date.now() - started) / 1000).toFixed(1)} s`,
+          ),
+      },
+    );
+  } finally {
+    await app.close();
+    await database.drop();
+  }
+}
+
+const fuzzReports: [Dialect, FuzzReport][] = [];
+const faultReports: FaultReport[] = [];
+try {
+  for (const dialect of dialects) fuzzReports.push([dialect, await fuzzOn(dialect)]);
+  if (!values['no-faults']) {
+    for (const dialect of dialects) {
+      console.error(`[${dialect}] kill -9 under load, ${values['kill-cycles']} cycles`);
+      faultReports.push(await killDuringLoad(dialect, { cycles: Number(values['kill-cycles']), writes: 40 }));
+      console.error(`[${dialect}] SIGTERM under load`);
+      faultReports.push(await sigtermDuringLoad(dialect, { writes: 40 }));
+    }
+    if (dialects.includes('postgres')) {
+      console.error(
+        '[postgres] PostgreSQL stopped and started under load (the shared cluster goes down for ~5 s)',
+      );
+      faultReports.push(await postgresRestartDuringLoad({ writes: 40 }));
+    }
+  }
+} finally {
+  if (dialects.includes('postgres')) await ensurePostgresRunning();
+}
+
+let failed = false;
+for (const [dialect, report] of fuzzReports) {
+  failed ||= report.failures.length > 0;
+  console.log(`\n## Fuzz [${dialect}] seed ${report.seed}`);
+  console.log(
+    `${report.runs} chains, ${report.requests} requests (${report.invalidRequests} built to break the schema), ` +
+      `${report.failures.length} failures`,
+  );
+  console.log(`statuses: ${JSON.stringify(report.byStatus)}`);
+  console.log(
+    `schema-valid requests refused by rules a schema cannot state: ${JSON.stringify(report.refusedValid)}`,
+  );
+  for (const failure of report.failures) console.log(`\nFAILURE ${failure}`);
+}
+if (faultReports.length > 0) console.log('\n## Faults');
+for (const report of faultReports) {
+  const broken = report.lost.length + report.problems.length > 0;
+  failed ||= broken || report.survived !== report.injected;
+  const f = report.figures;
+  console.log(
+    `[${report.dialect}] ${report.fault}: ${report.survived}/${report.injected} survived; ${f.requests} requests, ` +
+      `${f.ackedWrites} acknowledged writes (${f.ackedDeletes} deletes), ${f.uncertain} without an answer settled ` +
+      `by reading; ${report.lost.length} writes lost; statuses ${JSON.stringify(f.statuses)}`,
+  );
+  for (const line of [...report.lost, ...report.problems]) console.log(`  ${line}`);
+}
+process.exitCode = failed ? 1 : 0;

@@ -101,6 +101,21 @@ export interface ProductVariantsTable {
   properties: string;
 }
 
+/** An Idempotency-Key of an account: claimed while its request runs (status null), then the response to replay. */
+export interface IdempotencyKeysTable {
+  account_id: string;
+  key: string;
+  request_hash: string;
+  claim_token: string;
+  status: number | null;
+  /** JSON object of the replayed response headers. */
+  response_headers: string | null;
+  response_body: string | null;
+  created_at: string;
+  expires_at: string;
+  locked_until: string | null;
+}
+
 export interface Database {
   api_keys: ApiKeysTable;
   bundles: BundlesTable;
@@ -110,6 +125,7 @@ export interface Database {
   price_book_products: PriceBookProductsTable;
   price_book_prices: PriceBookPricesTable;
   product_variants: ProductVariantsTable;
+  idempotency_keys: IdempotencyKeysTable;
 }
 
 export type Db = Kysely<Database>;

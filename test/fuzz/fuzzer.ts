@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import type { App } from '../../src/app.ts';
 import type { Db } from '../../src/db/database.ts';
 import { countMismatches, invariantViolations } from './invariants.ts';
-import { type OpenApiDocument, type Operation, operationsOf, type Schema } from './openapi.ts';
+import { type OpenApiDocument, type Operation, operationsOf, resolverOf, type Schema } from './openapi.ts';
 import { arbitraryOf, type Mutation, mutate, mutationArbitrary } from './schema-arbitrary.ts';
 import { random, type Scope, World } from './world.ts';
 
@@ -65,11 +65,7 @@ const record = (
   });
 
 function stepsOf(operations: Operation[], document: OpenApiDocument): fc.Arbitrary<Step> {
-  const resolve = (ref: string) =>
-    ref
-      .replace(/^#\//, '')
-      .split('/')
-      .reduce((node: Json, part) => node?.[part.replaceAll('~1', '/').replaceAll('~0', '~')], document);
+  const resolve = resolverOf(document);
   return fc.oneof(
     ...operations.map((operation) => {
       const breakages: Breakage[] = [

@@ -52,6 +52,15 @@ export interface Operation {
 
 const methods = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
+/** Follows a local $ref ("#/components/schemas/Problem") within the document. */
+export function resolverOf(document: OpenApiDocument): (ref: string) => Schema {
+  return (ref) =>
+    ref
+      .replace(/^#\//, '')
+      .split('/')
+      .reduce((node: Schema, part) => node?.[part.replaceAll('~1', '/').replaceAll('~0', '~')], document);
+}
+
 /** JSON Pointer escaping (RFC 6901). */
 const token = (part: string) => part.replaceAll('~', '~0').replaceAll('/', '~1');
 

@@ -215,3 +215,66 @@ export function mutate(value: Json, mutation: Mutation): Json {
   }
   return root.value;
 }
+
+/** Whether a schema declares, anywhere within it, a property of one of these names. */
+function mentions(schema: Schema, names: Set<string>, resolve: (ref: string) => Schema, depth = 0): boolean {
+  if (schema === null || typeof schema !== 'object' || depth > 20) return false;
+  if (schema.$ref) return mentions(resolve(schema.$ref), names, resolve, depth + 1);
+  if (Object.keys(schema.properties ?? {}).some((name) => names.has(name))) return true;
+  const children = [
+    ...Object.values(schema.properties ?? {}),
+    ...(schema.anyOf ?? []),
+    ...(schema.oneOf ?? []),
+    schema.items,
+  ];
+  return children.some((child) => mentions(child, names, resolve, depth + 1));
+}
+
+/**
+ * The smallest value a schema accepts, the same every time: required members only (and the optional ones that
+ * lead to a property named in `wanted`), the fewest items, the lowest bound, the first branch and enum value.
+ * For requests that must pass validation and reach the handler.
+ */
+export function minimalOf(
+  schema: Schema,
+  resolve: (ref: string) => Schema,
+  wanted = new Set<string>(),
+): unknown {
+  const minimal = (s: Schema) => minimalOf(s, resolve, wanted);
+  if (schema === true || schema === undefined) return {};
+  if (schema.$ref) return minimal(resolve(schema.$ref));
+  if ('const' in schema) return schema.const;
+  if (Array.isArray(schema.enum)) return schema.enum[0];
+  const branches = schema.anyOf ?? schema.oneOf;
+  if (Array.isArray(branches)) return minimal(branches[0]);
+  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
+  switch (type) {
+    case 'null':
+      return null;
+    case 'boolean':
+      return false;
+    case 'integer':
+    case 'number': {
+      const low = schema.minimum ?? (schema.exclusiveMinimum === undefined ? 0 : schema.exclusiveMinimum + 1);
+      return Math.min(Math.max(low, 1), schema.maximum ?? Number.MAX_SAFE_INTEGER);
+    }
+    case 'string':
+      if (schema.format === 'date-time') return '2030-01-01T00:00:00.000Z';
+      if (schema.pattern)
+        return fc.sample(fc.stringMatching(new RegExp(schema.pattern)), { numRuns: 1, seed: 1 })[0];
+      return 'x'.repeat(Math.max(schema.minLength ?? 0, 1));
+    case 'array':
+      return Array.from(
+        { length: Math.max(schema.minItems ?? 0, mentions(schema.items, wanted, resolve) ? 1 : 0) },
+        () => minimal(schema.items),
+      );
+    default: {
+      const required = new Set<string>(schema.required ?? []);
+      return Object.fromEntries(
+        Object.entries((schema.properties ?? {}) as Record<string, Schema>)
+          .filter(([name, s]) => required.has(name) || wanted.has(name) || mentions(s, wanted, resolve))
+          .map(([name, s]) => [name, minimal(s)]),
+      );
+    }
+  }
+}

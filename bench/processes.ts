@@ -137,7 +137,10 @@ export class ServiceUnderTest {
 
   /** The highest VmHWM seen across the run, over restarts and peak resets. */
   peakRssBytes(): number {
-    this.#peakRssBytes = Math.max(this.#peakRssBytes, peakRss(this.child.pid));
+    const { exitCode, signalCode } = this.child.process;
+    if (exitCode === null && signalCode === null) {
+      this.#peakRssBytes = Math.max(this.#peakRssBytes, peakRss(this.child.pid));
+    }
     return this.#peakRssBytes;
   }
 

@@ -12,8 +12,10 @@ import { isApiRoute, needsWriteAccess, requireApiKey } from './http/auth.ts';
 import { Problem, ProblemRef, withErrorResponses } from './http/common-schemas.ts';
 import { frameworkErrorHandler, registerErrorHandling } from './http/error-handler.ts';
 import { AppError } from './http/errors.ts';
+import { idempotencyKeys } from './http/idempotency.ts';
 import { registerJsonBody } from './http/json-body.ts';
 import { refuseNulCharacters } from './http/nul-characters.ts';
+import { describeLimits, rateLimitPerKey } from './http/rate-limit.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { newId } from './ids.ts';
 import { optionsRoutes } from './options/options.routes.ts';
@@ -74,7 +76,9 @@ export async function buildApp({ config, database }: AppOptions): Promise<App> {
     if (closing) reply.header('connection', 'close');
   });
   requireApiKey(app, database.db);
+  rateLimitPerKey(app, config);
   refuseNulCharacters(app);
+  idempotencyKeys(app, database.db);
 
   app.addHook('onRoute', (route) => {
     if (!isApiRoute(route.url)) return;
@@ -94,7 +98,8 @@ export async function buildApp({ config, database }: AppOptions): Promise<App> {
         description:
           'Configure-price-quote backend for product bundles and price books. Every /v1 operation needs an API key ' +
           'in the x-api-key header; an operation whose security names the role `write` refuses read-only keys ' +
-          'with 403. Errors are RFC 9457 problem details (application/problem+json).',
+          'with 403. Errors are RFC 9457 problem details (application/problem+json).\n\n' +
+          describeLimits(config),
       },
       components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } } },
     },

@@ -10,6 +10,10 @@ export const Config = Type.Object({
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
   ),
   bodyLimit: Type.Integer({ minimum: 1024 }),
+  /** Requests per second each API key may sustain; 0 turns rate limiting off. */
+  rateLimitPerSecond: Type.Number({ minimum: 0 }),
+  /** Requests a key may make at once after being idle. */
+  rateLimitBurst: Type.Integer({ minimum: 1 }),
 });
 export type Config = Static<typeof Config>;
 
@@ -21,6 +25,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const read = (name: string) => (env[name] === '' ? undefined : env[name]);
   const port = read('PORT');
   const bodyLimit = read('BODY_LIMIT');
+  const ratePerSecond = read('RATE_LIMIT_PER_SECOND');
+  const rateBurst = read('RATE_LIMIT_BURST');
   const candidate = {
     port: port === undefined ? 3000 : Number(port),
     host: read('HOST') ?? '127.0.0.1',
@@ -28,6 +34,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sqlitePath: read('SQLITE_PATH') ?? './data/cpq.sqlite',
     logLevel: read('LOG_LEVEL') ?? 'info',
     bodyLimit: bodyLimit === undefined ? 1024 * 1024 : Number(bodyLimit),
+    rateLimitPerSecond: ratePerSecond === undefined ? 100 : Number(ratePerSecond),
+    rateLimitBurst: rateBurst === undefined ? 200 : Number(rateBurst),
   };
   const names: Record<string, string> = {
     port: 'PORT',
@@ -36,6 +44,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sqlitePath: 'SQLITE_PATH',
     logLevel: 'LOG_LEVEL',
     bodyLimit: 'BODY_LIMIT',
+    rateLimitPerSecond: 'RATE_LIMIT_PER_SECOND',
+    rateLimitBurst: 'RATE_LIMIT_BURST',
   };
   const [first] = Value.Errors(Config, candidate);
   if (first) {

@@ -55,8 +55,12 @@ export function assertProblem(result: CallResult, status: number, code?: string)
   assert.equal(result.headers['x-request-id'], body.requestId, where);
 }
 
+/** The defaults, quiet, and without rate limiting: suites that make many calls with one key are not throttled. */
 export function testConfig(overrides: Partial<Config> = {}): Config {
-  return { ...loadConfig({ LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' }), ...overrides };
+  return {
+    ...loadConfig({ LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', RATE_LIMIT_PER_SECOND: '0' }),
+    ...overrides,
+  };
 }
 
 async function setUp(dialect: Dialect): Promise<TestContext> {
@@ -67,27 +71,32 @@ async function setUp(dialect: Dialect): Promise<TestContext> {
   const newKey = async (accountId: string, options: { readOnly?: boolean } = {}) =>
     (await createKey(db, { accountId, name: null, readOnly: options.readOnly ?? false })).plaintext;
   const key = await newKey('acme');
-  const call = async (
-    method: InjectOptions['method'],
-    url: string,
-    options: CallOptions = {},
-  ): Promise<CallResult> => {
-    const headers: Record<string, string> = { ...options.headers };
-    const presented = options.key === undefined ? key : options.key;
-    if (presented !== null) headers['x-api-key'] = presented;
-    const request: InjectOptions = { method, url, headers, query: options.query };
-    if (options.body !== undefined) {
-      request.payload = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
-      headers['content-type'] ??= 'application/json';
-    }
-    const response = await app.inject(request);
-    const text = response.body;
-    let body: unknown = text;
-    if ((response.headers['content-type'] ?? '').toString().includes('json') && text !== '')
-      body = JSON.parse(text);
-    return { status: response.statusCode, headers: response.headers, body, text };
-  };
+  const call: TestContext['call'] = (method, url, options) => callApp(app, key, method, url, options);
   return { dialect, app, db, database, config, key, newKey, call };
+}
+
+/** ctx.call on any app, for tests that build more than the one of their context; `key` unless options.key says. */
+export async function callApp(
+  app: App,
+  key: string,
+  method: InjectOptions['method'],
+  url: string,
+  options: CallOptions = {},
+): Promise<CallResult> {
+  const headers: Record<string, string> = { ...options.headers };
+  const presented = options.key === undefined ? key : options.key;
+  if (presented !== null) headers['x-api-key'] = presented;
+  const request: InjectOptions = { method, url, headers, query: options.query };
+  if (options.body !== undefined) {
+    request.payload = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await app.inject(request);
+  const text = response.body;
+  let body: unknown = text;
+  if ((response.headers['content-type'] ?? '').toString().includes('json') && text !== '')
+    body = JSON.parse(text);
+  return { status: response.statusCode, headers: response.headers, body, text };
 }
 
 /**

@@ -1,0 +1,237 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { Db, IdempotencyKeysTable } from '../db/database.ts';
+import { isApiRoute } from './auth.ts';
+import { ProblemRef } from './common-schemas.ts';
+import { AppError } from './errors.ts';
+
+export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
+export const IDEMPOTENCY_TTL_HOURS = 24;
+/**
+ * How long a claim holds without an answer. Well beyond the 15 s statement timeout, so a claim outlives its lease
+ * only when the process that made it died; a retry then takes the key over instead of waiting out the 24 hours.
+ */
+export const IDEMPOTENCY_LEASE_MS = 60_000;
+const PURGE_BATCH = 100;
+// What a client acts on besides status and body; x-request-id stays the replaying request's own.
+const replayedHeaders = ['content-type', 'location', 'etag'];
+const headerName = 'idempotency-key';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The claim this request holds on its Idempotency-Key, to be completed or released when it answers. */
+    idempotencyClaim: { key: string; token: string } | null;
+  }
+}
+
+const IdempotencyKeyHeader = Type.String({
+  minLength: 1,
+  maxLength: IDEMPOTENCY_KEY_MAX_LENGTH,
+  pattern: '^[\\x20-\\x7e]+$',
+  description:
+    `Makes the POST safe to retry: 1-${IDEMPOTENCY_KEY_MAX_LENGTH} printable ASCII characters (a UUID fits), ` +
+    `unique per account. For ${IDEMPOTENCY_TTL_HOURS} hours a repeat with the same URL and JSON body gets the ` +
+    'first status, body and Location again, with `idempotent-replayed: true`, and does nothing; the same key ' +
+    'with another request answers 409 idempotency_key_reused, and while the first is still running 409 ' +
+    'idempotency_key_in_flight. Answers of 500 and above are not kept, so a retry runs again; nor are requests ' +
+    'refused before they run (400 schema, 401, 403, 413, 415, 429).',
+});
+
+function isIdempotentRoute(method: string | string[], url: string | undefined): boolean {
+  return [method].flat().includes('POST') && isApiRoute(url);
+}
+
+/** JSON with object keys sorted, so key order does not make two requests differ. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? '';
+}
+
+// Taken after validation, so a default filled in (isActive: true) and the same value sent make the same request.
+function requestHash(request: FastifyRequest): string {
+  return createHash('sha256')
+    .update(`${request.method} ${request.url}\n`)
+    .update(canonicalJson(request.body))
+    .digest('hex');
+}
+
+type Outcome =
+  | { kind: 'claimed'; token: string }
+  | { kind: 'reused' | 'in_flight' }
+  | { kind: 'replay'; row: IdempotencyKeysTable };
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+async function claim(db: Db, accountId: string, key: string, hash: string, now: number): Promise<Outcome> {
+  const at = iso(now);
+  const token = randomUUID();
+  const claimed = {
+    request_hash: hash,
+    claim_token: token,
+    status: null,
+    response_headers: null,
+    response_body: null,
+    created_at: at,
+    expires_at: iso(now + IDEMPOTENCY_TTL_HOURS * 3_600_000),
+    locked_until: iso(now + IDEMPOTENCY_LEASE_MS),
+  };
+  // Each pass either decides or saw the row change under it; a key that keeps changing is being raced for.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const inserted = await db
+      .insertInto('idempotency_keys')
+      .values({ account_id: accountId, key, ...claimed })
+      .onConflict((c) => c.columns(['account_id', 'key']).doNothing())
+      .executeTakeFirst();
+    if (Number(inserted.numInsertedOrUpdatedRows) === 1) {
+      await purgeExpired(db, accountId, at);
+      return { kind: 'claimed', token };
+    }
+    const row = await db
+      .selectFrom('idempotency_keys')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('key', '=', key)
+      .executeTakeFirst();
+    if (!row) continue;
+    if (row.expires_at > at) {
+      if (row.request_hash !== hash) return { kind: 'reused' };
+      if (row.status !== null) return { kind: 'replay', row };
+      if (row.locked_until !== null && row.locked_until > at) return { kind: 'in_flight' };
+    }
+    // An expired record counts as absent, and a lapsed claim belongs to a request that will never answer. The
+    // conditions are checked again in the update, so of two requests taking over, one wins.
+    const taken = await db
+      .updateTable('idempotency_keys')
+      .set(claimed)
+      .where('account_id', '=', accountId)
+      .where('key', '=', key)
+      .where('claim_token', '=', row.claim_token)
+      .where((eb) =>
+        eb.or([eb('expires_at', '<=', at), eb.and([eb('status', 'is', null), eb('locked_until', '<=', at)])]),
+      )
+      .executeTakeFirst();
+    if (Number(taken.numUpdatedRows) === 1) return { kind: 'claimed', token };
+  }
+  return { kind: 'in_flight' };
+}
+
+/** Deletes a batch of the account's expired records; each new key pays for clearing up to PURGE_BATCH old ones. */
+async function purgeExpired(db: Db, accountId: string, at: string): Promise<void> {
+  await db
+    .deleteFrom('idempotency_keys')
+    .where('account_id', '=', accountId)
+    // Repeated outside the subquery: PostgreSQL checks it again on a row taken over meanwhile, and keeps it.
+    .where('expires_at', '<=', at)
+    .where(
+      'key',
+      'in',
+      db
+        .selectFrom('idempotency_keys')
+        .select('key')
+        .where('account_id', '=', accountId)
+        .where('expires_at', '<=', at)
+        .limit(PURGE_BATCH),
+    )
+    .execute();
+}
+
+/**
+ * Idempotency-Key on every POST under /v1 (C13). The key is claimed in the database before the handler runs and
+ * the response stored before it is sent, so the guarantee holds across restarts and instances. The record is
+ * written after the work commits, not with it: a crash between the two leaves a claim whose lease lapses, and a
+ * retry then runs the work again.
+ */
+export function idempotencyKeys(app: FastifyInstance, db: Db): void {
+  app.decorateRequest('idempotencyClaim', null);
+
+  app.addHook('onRoute', (route) => {
+    if (!isIdempotentRoute(route.method, route.url)) return;
+    route.schema ??= {};
+    const headers = (route.schema.headers ?? {}) as { properties?: Record<string, unknown> };
+    route.schema.headers = {
+      ...headers,
+      type: 'object',
+      properties: { ...headers.properties, [headerName]: IdempotencyKeyHeader },
+    };
+    route.schema.response = { 409: ProblemRef, ...(route.schema.response as object | undefined) };
+  });
+
+  app.addHook('preHandler', async (request, reply) => {
+    const key = request.headers[headerName];
+    if (typeof key !== 'string' || !isIdempotentRoute(request.method, request.routeOptions.url)) return;
+    const outcome = await claim(db, request.account.id, key, requestHash(request), Date.now());
+    switch (outcome.kind) {
+      case 'claimed':
+        request.idempotencyClaim = { key, token: outcome.token };
+        return;
+      case 'reused':
+        throw new AppError(
+          'idempotency_key_reused',
+          'This Idempotency-Key was used with another request (URL or body) in the last 24 hours; use a new key',
+        );
+      case 'in_flight':
+        throw new AppError(
+          'idempotency_key_in_flight',
+          'A request with this Idempotency-Key is still running; retry when it has answered',
+          { headers: { 'retry-after': '1' } },
+        );
+      case 'replay': {
+        const { row } = outcome;
+        return reply
+          .code(row.status as number)
+          .headers(JSON.parse(row.response_headers ?? '{}'))
+          .header('idempotent-replayed', 'true')
+          .send(row.response_body ?? '');
+      }
+    }
+  });
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    const held = request.idempotencyClaim;
+    if (!held) return payload;
+    try {
+      if (reply.statusCode < 500 && typeof payload === 'string') {
+        const headers: Record<string, string> = {};
+        for (const name of replayedHeaders) {
+          const value = reply.getHeader(name);
+          if (value !== undefined) headers[name] = String(value);
+        }
+        const stored = await db
+          .updateTable('idempotency_keys')
+          .set({
+            status: reply.statusCode,
+            response_headers: JSON.stringify(headers),
+            response_body: payload,
+            locked_until: null,
+          })
+          .where('account_id', '=', request.account.id)
+          .where('key', '=', held.key)
+          .where('claim_token', '=', held.token)
+          .executeTakeFirst();
+        if (Number(stored.numUpdatedRows) === 0) {
+          request.log.warn(
+            { idempotencyKey: held.key },
+            'idempotency claim was taken over before the answer',
+          );
+        }
+      } else {
+        // A failure is not an answer to replay: the claim goes, so a retry runs the request again.
+        await db
+          .deleteFrom('idempotency_keys')
+          .where('account_id', '=', request.account.id)
+          .where('key', '=', held.key)
+          .where('claim_token', '=', held.token)
+          .execute();
+      }
+    } catch (error) {
+      // The work is done and its answer goes out regardless; the claim lapses with its lease.
+      request.log.warn({ err: error, idempotencyKey: held.key }, 'idempotency record not written');
+    }
+    return payload;
+  });
+}

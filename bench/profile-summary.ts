@@ -22,7 +22,12 @@ function areaOf({ functionName, url }: ProfileNode['callFrame']): string {
   const own = /\/(src|bench|test)\/(?:([^/]+)\/)?/.exec(url);
   if (own) return own[2] && !own[2].includes('.') ? `${own[1]}/${own[2]}` : (own[1] as string);
   if (url.startsWith('node:')) return 'node internals';
-  return url === '' ? `native ${functionName || '(anonymous)'}` : url;
+  if (url !== '') return url;
+  // Code built at run time has no URL: fast-json-stringify names its serializers anonymousN, and the Ajv
+  // validators it runs to pick an anyOf branch are validateN.
+  if (/^anonymous\d+$/.test(functionName)) return 'fast-json-stringify (generated serializers)';
+  if (/^validate\d+$/.test(functionName)) return 'ajv (generated validators)';
+  return `native ${functionName || '(anonymous)'}`;
 }
 
 function label({ functionName, url, lineNumber }: ProfileNode['callFrame']): string {
@@ -63,7 +68,7 @@ export function summarizeProfile(profile: Profile): string {
     for (const name of seen) add(inclusiveOwn, name, micros);
   });
   return [
-    `busy ${(busy / 1e6).toFixed(1)} s of CPU; shares below are of busy time`,
+    `busy ${(busy / 1e6).toFixed(1)} s of CPU, start-up included; shares below are of busy time`,
     'self time by area:',
     ...top(selfByArea, busy, 15),
     'hottest functions (self):',

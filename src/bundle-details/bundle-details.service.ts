@@ -40,20 +40,22 @@ function projection(names: string[] | null): (json: string) => Properties {
   };
 }
 
+type PriceMaps = Pick<BundleDetailOptionProduct, 'adjustments' | 'standardPrice' | 'listPrice'>;
+
 function assemble(
   rows: BundleDetailRows,
   properties: (json: string) => Properties,
 ): Map<string, BundleDetails> {
-  const pricesOf = new Map<
-    string,
-    Pick<BundleDetailOptionProduct, 'adjustments' | 'standardPrice' | 'listPrice'>
-  >();
+  // A product's price rows are consecutive, so its maps are built from one run of rows.
+  const pricesOf = new Map<string, PriceMaps>();
+  let maps: PriceMaps | undefined;
+  let last = '';
   for (const price of rows.prices) {
     const key = `${price.option_id}\n${price.product_id}`;
-    let maps = pricesOf.get(key);
-    if (!maps) {
+    if (key !== last || !maps) {
       maps = { adjustments: {}, standardPrice: {}, listPrice: {} };
       pricesOf.set(key, maps);
+      last = key;
     }
     maps.adjustments[price.currency] = toAdjustment(
       price.adjustment,

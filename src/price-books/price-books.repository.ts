@@ -7,7 +7,7 @@ import type {
   ProductVariantsTable,
 } from '../db/database.ts';
 import type { Adjustment } from '../pricing/adjustment.schema.ts';
-import { toDecimal, toJsonNumber } from '../pricing/money.ts';
+import { toDecimal } from '../pricing/money.ts';
 import type { CurrencyPrices, PriceBook, PricedProduct } from './price-books.schemas.ts';
 
 export type PriceBookRow = Selectable<PriceBooksTable>;
@@ -63,9 +63,12 @@ export async function insertPriceBook(db: Executor, book: NewPriceBook, now: str
   return toPriceBook(row);
 }
 
-/** Stored money is exact decimal text; this is its JSON number. */
+/**
+ * Stored money is plain decimal text written by toStoredPrice, at most 6 places; Number() reads it to the same
+ * double toJsonNumber would, without a decimal.js round trip on every price of a bundle-details response.
+ */
 export function toPrice(text: string | null): number | null {
-  return text === null ? null : toJsonNumber(toDecimal(text));
+  return text === null ? null : Number(text);
 }
 
 export function toStoredPrice(value: number | null): string | null {
@@ -74,7 +77,10 @@ export function toStoredPrice(value: number | null): string | null {
 
 /** The flag lives on the entry, not in the stored document; every adjustment read carries it. */
 export function toAdjustment(text: string | null, allowUnitPriceEditing: boolean): Adjustment | null {
-  return text === null ? null : { ...(JSON.parse(text) as Adjustment), allowUnitPriceEditing };
+  if (text === null) return null;
+  const adjustment = JSON.parse(text) as Adjustment;
+  adjustment.allowUnitPriceEditing = allowUnitPriceEditing;
+  return adjustment;
 }
 
 export function toStoredAdjustment(adjustment: Adjustment | null): string | null {

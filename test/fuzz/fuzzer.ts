@@ -22,7 +22,7 @@ export interface FuzzTarget {
 export interface FuzzOptions {
   runs: number;
   seed?: number;
-  /** Requests per run: a run is a chain whose later requests name what the earlier ones created. */
+  /** At most this many requests per run: a run is a chain whose later requests name what earlier ones made. */
   maxSteps?: number;
   onProgress?: (report: FuzzReport) => void;
   progressEvery?: number;
@@ -158,13 +158,15 @@ export async function fuzz(target: FuzzTarget, options: FuzzOptions): Promise<Fu
     const { operation } = step;
     const pick = random(step.seed);
     const world = step.who === 'other' ? worlds[1] : worlds[0];
+    // Now and then the second account names the first one's records: they must stay out of its reach.
+    const source = step.who === 'other' && pick() < 0.2 ? worlds[0] : world;
     const names = operation.pathParams.map((p) => p.name);
     let params = textRecord(step.params);
-    if (pick() < 0.92) params = { ...params, ...world.pathFor(names, pick) };
-    const scope: Scope = world.scopeOf(params);
+    if (pick() < 0.92) params = { ...params, ...source.pathFor(names, pick) };
+    const scope: Scope = source.scopeOf(params);
     let query = textRecord(step.query);
-    for (const name of Object.keys(query)) query[name] = world.fillQuery(name, query[name] as string, pick);
-    let body: unknown = step.body === undefined ? undefined : world.fill(step.body, scope, pick);
+    for (const name of Object.keys(query)) query[name] = source.fillQuery(name, query[name] as string, pick);
+    let body: unknown = step.body === undefined ? undefined : source.fill(step.body, scope, pick);
     let payload: string | undefined;
     let contentType = 'application/json';
 
@@ -251,7 +253,8 @@ export async function fuzz(target: FuzzTarget, options: FuzzOptions): Promise<Fu
     else if (schemaProblems.length > 0) expected = [400];
     // The router refuses an overlong path segment before any route, and so before the key is looked at.
     if (step.breakage === 'path') expected = [...(expected ?? []), 400];
-    if ((payload?.length ?? 0) > target.bodyLimit && step.who !== 'anonymous' && step.who !== 'stranger') {
+    const size = payload === undefined ? 0 : Buffer.byteLength(payload);
+    if (size > target.bodyLimit && step.who !== 'anonymous' && step.who !== 'stranger') {
       expected = [413];
     }
 

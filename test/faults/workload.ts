@@ -223,10 +223,8 @@ export class Workload {
         worker.bundles.delete(op.bundleId);
         this.deleted.add(op.bundleId);
       }
-    } else if (answer?.id) {
+    } else {
       worker.bundles.set(answer.id, op.after(undefined, answer) as BundleModel);
-    } else if (op.creates) {
-      this.maybeCreated.push(op.creates);
     }
   }
 
@@ -328,7 +326,10 @@ export class Workload {
     }
     let nextKey: string | undefined;
     do {
-      const page = await this.request('GET', `/v1/bundles?limit=100${nextKey ? `&nextKey=${nextKey}` : ''}`);
+      const page = await this.request(
+        'GET',
+        `/v1/bundles?limit=100${nextKey ? `&nextKey=${encodeURIComponent(nextKey)}` : ''}`,
+      );
       for (const bundle of page.body?.bundles ?? []) {
         if (known.has(bundle.id)) continue;
         const read = await this.read(bundle.id);

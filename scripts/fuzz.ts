@@ -75,6 +75,13 @@ async function fuzzOn(dialect: Dialect): Promise<FuzzReport> {
   }
 }
 
+// Interrupted while the PostgreSQL restart has the shared cluster down, start it again before leaving.
+if (dialects.includes('postgres')) {
+  process.once('SIGINT', () => {
+    ensurePostgresRunning().finally(() => process.exit(130));
+  });
+}
+
 const fuzzReports: [Dialect, FuzzReport][] = [];
 const faultReports: FaultReport[] = [];
 try {

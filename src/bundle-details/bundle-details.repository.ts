@@ -17,11 +17,11 @@ export function isLive(
 }
 
 /**
- * Everything the details of some bundles need, in six queries whatever their number: the bundles, their
- * options, the options' products, the options' current price books, and the prices and entry flags of those
- * books that are live at `at`. Each query reads by primary key or index prefix with the ids the previous
- * ones found, so its plan does not depend on what the planner knows of the data (SQLite keeps no
- * statistics unless ANALYZE runs) nor on the size of the account. `currency`, when given, limits the prices.
+ * Everything the details of some bundles need, in four queries whatever their number: the bundles; their
+ * options with each one's current price book; the options' products with their entry in a live book; the
+ * prices of the live books. Each query starts from the ids the previous one found, and its joins are left joins
+ * on a key of the joined table, so SQLite, which keeps no statistics unless ANALYZE runs, can only plan index
+ * lookups, and PostgreSQL chooses by its statistics. `currency`, when given, limits the prices.
  */
 export async function loadBundleDetailRows(
   db: Executor,
@@ -40,66 +40,86 @@ export async function loadBundleDetailRows(
     bundles.length === 0
       ? []
       : await db
-          .selectFrom('bundle_options')
+          .selectFrom('bundle_options as o')
+          .leftJoin('price_books as b', (join) =>
+            join.onRef('b.account_id', '=', 'o.account_id').onRef('b.id', '=', 'o.price_book_id'),
+          )
           .select([
-            'id',
-            'bundle_id',
-            'type',
-            'name',
-            'display_order',
-            'min_count',
-            'max_count',
-            'default_option_product_id',
-            'price_book_id',
+            'o.id',
+            'o.bundle_id',
+            'o.type',
+            'o.name',
+            'o.display_order',
+            'o.min_count',
+            'o.max_count',
+            'o.default_option_product_id',
+            'o.price_book_id',
+            'b.id as book_id',
+            'b.is_deleted',
+            'b.effective_start_date',
+            'b.effective_end_date',
           ])
-          .where('account_id', '=', accountId)
+          .where('o.account_id', '=', accountId)
           .where(
-            'bundle_id',
+            'o.bundle_id',
             'in',
             bundles.map((b) => b.id),
           )
-          .orderBy('bundle_id')
-          .orderBy('display_order')
-          .orderBy('id')
+          .orderBy('o.bundle_id')
+          .orderBy('o.display_order')
+          .orderBy('o.id')
           .execute();
+  const books = options.flatMap((o) =>
+    o.book_id === null
+      ? []
+      : [
+          {
+            id: o.book_id,
+            bundle_option_id: o.id,
+            is_deleted: Boolean(o.is_deleted),
+            effective_start_date: o.effective_start_date,
+            effective_end_date: o.effective_end_date,
+          },
+        ],
+  );
+  const live = books.filter((b) => isLive(b, at));
+  const liveIds = live.map((b) => b.id);
   const products =
     options.length === 0
       ? []
       : await db
-          .selectFrom('option_products')
+          .selectFrom('option_products as p')
+          .leftJoin('price_book_products as e', (join) =>
+            join
+              .onRef('e.account_id', '=', 'p.account_id')
+              .onRef('e.option_id', '=', 'p.option_id')
+              .onRef('e.product_id', '=', 'p.product_id')
+              // An option has one current book, so this matches at most one entry. With no live book nothing may
+              // match, and as `in ()` is not SQL, the empty id stands for no book.
+              .on('e.price_book_id', 'in', liveIds.length === 0 ? [''] : liveIds),
+          )
           .select([
-            'id',
-            'option_id',
-            'product_id',
-            'properties',
-            'display_order',
-            'min_quantity',
-            'max_quantity',
-            'readonly_quantity',
+            'p.id',
+            'p.option_id',
+            'p.product_id',
+            'p.properties',
+            'p.display_order',
+            'p.min_quantity',
+            'p.max_quantity',
+            'p.readonly_quantity',
+            'e.allow_unit_price_editing',
           ])
-          .where('account_id', '=', accountId)
+          .where('p.account_id', '=', accountId)
           .where(
-            'option_id',
+            'p.option_id',
             'in',
             options.map((o) => o.id),
           )
-          .orderBy('option_id')
-          .orderBy('display_order')
-          .orderBy('id')
+          .orderBy('p.option_id')
+          .orderBy('p.display_order')
+          .orderBy('p.id')
           .execute();
-  const currentIds = options.flatMap((o) => (o.price_book_id === null ? [] : [o.price_book_id]));
-  const books =
-    currentIds.length === 0
-      ? []
-      : await db
-          .selectFrom('price_books')
-          .select(['id', 'bundle_option_id', 'is_deleted', 'effective_start_date', 'effective_end_date'])
-          .where('account_id', '=', accountId)
-          .where('id', 'in', currentIds)
-          .execute();
-  const live = books.filter((b) => isLive(b, at));
-  if (live.length === 0) return { bundles, options, products, books, prices: [] };
-  const liveIds = live.map((b) => b.id);
+  if (liveIds.length === 0) return { bundles, options, products, books, prices: [] };
   let priceQuery = db
     .selectFrom('price_book_prices')
     .select(['price_book_id', 'product_id', 'currency', 'standard_price', 'list_price', 'adjustment'])
@@ -112,31 +132,35 @@ export async function loadBundleDetailRows(
     .orderBy('product_id')
     .orderBy('currency')
     .execute();
-  // Entries are read apart and matched here: a join may be planned as a scan of every entry of the account.
-  const entries = await db
-    .selectFrom('price_book_products')
-    .select(['price_book_id', 'product_id', 'allow_unit_price_editing'])
-    .where('account_id', '=', accountId)
-    .where('price_book_id', 'in', liveIds)
-    .execute();
-  const flags = new Map(
-    entries.map((e) => [`${e.price_book_id}\n${e.product_id}`, Boolean(e.allow_unit_price_editing)]),
-  );
   const optionOfBook = new Map(live.map((b) => [b.id, b.bundle_option_id]));
+  const flags = new Map(
+    products.map((p) => [`${p.option_id}\n${p.product_id}`, Boolean(p.allow_unit_price_editing)]),
+  );
+  // A product's rows are consecutive, so its option and flag are looked up once per product.
+  let last: { price_book_id: string; product_id: string } | undefined;
+  let optionId = '';
+  let flag = false;
   return {
     bundles,
     options,
     products,
     books,
-    prices: prices.map((p) => ({
-      option_id: optionOfBook.get(p.price_book_id) as string,
-      product_id: p.product_id,
-      currency: p.currency,
-      standard_price: p.standard_price,
-      list_price: p.list_price,
-      adjustment: p.adjustment,
-      allow_unit_price_editing: flags.get(`${p.price_book_id}\n${p.product_id}`) ?? false,
-    })),
+    prices: prices.map((p) => {
+      if (p.price_book_id !== last?.price_book_id || p.product_id !== last.product_id) {
+        optionId = optionOfBook.get(p.price_book_id) as string;
+        flag = flags.get(`${optionId}\n${p.product_id}`) ?? false;
+        last = p;
+      }
+      return {
+        option_id: optionId,
+        product_id: p.product_id,
+        currency: p.currency,
+        standard_price: p.standard_price,
+        list_price: p.list_price,
+        adjustment: p.adjustment,
+        allow_unit_price_editing: flag,
+      };
+    }),
   };
 }
 

@@ -49,13 +49,12 @@ function assemble(
   // A product's price rows are consecutive, so its maps are built from one run of rows.
   const pricesOf = new Map<string, PriceMaps>();
   let maps: PriceMaps | undefined;
-  let last = '';
+  let last: BundleDetailRows['prices'][number] | undefined;
   for (const price of rows.prices) {
-    const key = `${price.option_id}\n${price.product_id}`;
-    if (key !== last || !maps) {
+    if (!maps || price.option_id !== last?.option_id || price.product_id !== last.product_id) {
       maps = { adjustments: {}, standardPrice: {}, listPrice: {} };
-      pricesOf.set(key, maps);
-      last = key;
+      pricesOf.set(`${price.option_id}\n${price.product_id}`, maps);
+      last = price;
     }
     maps.adjustments[price.currency] = toAdjustment(
       price.adjustment,

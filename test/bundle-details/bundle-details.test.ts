@@ -289,7 +289,7 @@ describeEachDatabase('bundle details', (ctx) => {
       return queries;
     };
     const one = await count(ids.slice(0, 1));
-    assert.equal(one, 6);
+    assert.equal(one, 4);
     assert.equal(await count(ids), one);
   });
 });

@@ -34,7 +34,8 @@ function projection(names: string[] | null): (json: string) => Properties {
   if (names === null) return (json) => JSON.parse(json) as Properties;
   return (json) => {
     const stored = JSON.parse(json) as Properties;
-    const out: Properties = {};
+    // Names are the client's: `constructor` must not be read from the prototype, nor `__proto__` set it.
+    const out: Properties = Object.create(null);
     for (const name of names) out[name] = Object.hasOwn(stored, name) ? (stored[name] ?? null) : null;
     return out;
   };

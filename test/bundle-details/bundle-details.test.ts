@@ -205,6 +205,13 @@ describeEachDatabase('bundle details', (ctx) => {
         ['BAG', { color: 'black', size: null }],
       ],
     );
+    const tricky = await details({ bundleIds: bundle.id, properties: '__proto__,constructor' });
+    assert.equal(
+      tricky.text.includes(
+        '"header":{"productId":"LAPTOP","properties":{"__proto__":null,"constructor":null}}',
+      ),
+      true,
+    );
     const empty = await details({ bundleIds: bundle.id, properties: '' });
     assert.deepEqual(empty.body.bundles[0].header.properties, {});
   });

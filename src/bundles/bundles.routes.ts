@@ -122,9 +122,10 @@ export const bundlesRoutes: Routes = async (app, { db }) => {
         'x-optional-body': true,
         response: { 201: Bundle },
       },
-      // The body is optional: a clone without one takes the default temporary name.
+      // The body is optional: a clone without one takes the default temporary name. A JSON null is a body, and
+      // not an object, so it is left for validation to refuse.
       preValidation: async (request) => {
-        request.body ??= {};
+        if (request.body === undefined) request.body = {};
       },
     },
     async (request, reply) => {

@@ -38,7 +38,7 @@ describeEachDatabase('fuzzer findings', (ctx) => {
     assert.equal(after.body.header.productId, bundle.header.productId, 'the refused PATCH changed nothing');
   });
 
-  test('a bundle clone without a body is documented as allowed, and is', async () => {
+  test('a bundle clone without a body is documented as allowed, and is; a null body is refused', async () => {
     await ctx.app.ready();
     const document = ctx.app.swagger() as {
       paths: Record<string, Record<string, { requestBody?: { required?: boolean } }>>;
@@ -47,5 +47,11 @@ describeEachDatabase('fuzzer findings', (ctx) => {
     const { bundle } = await createBundle(ctx, { options: [] });
     const copy = await ctx.call('POST', `/v1/bundles/${bundle.id}/clone`);
     assert.equal(copy.status, 201, copy.text);
+    // A JSON null is a body, and not the object the schema asks for.
+    assertProblem(
+      await ctx.call('POST', `/v1/bundles/${bundle.id}/clone`, { body: 'null' }),
+      400,
+      'validation_failed',
+    );
   });
 });

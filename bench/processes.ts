@@ -120,6 +120,8 @@ async function startService(options: ServiceOptions, port: number): Promise<Chil
 export class ServiceUnderTest {
   child: Child;
   restarts = 0;
+  /** Resident set size once the first process was ready, before any load. */
+  readonly startRssBytes: number;
   #peakRssBytes = 0;
   readonly #options: ServiceOptions;
   readonly #port: number;
@@ -128,6 +130,7 @@ export class ServiceUnderTest {
     this.#options = options;
     this.#port = port;
     this.child = child;
+    this.startRssBytes = statusKiB(child.pid, 'VmRSS') * 1024;
   }
 
   static async start(options: ServiceOptions): Promise<ServiceUnderTest> {
@@ -187,11 +190,15 @@ export async function startCeiling(body: Buffer): Promise<Child> {
   return { ...child, stop: stopper(child) };
 }
 
+function statusKiB(pid: number, field: 'VmHWM' | 'VmRSS'): number {
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!match) throw new Error(`no ${field} for process ${pid}`);
+  return Number(match[1]);
+}
+
 /** Peak resident set size (VmHWM) in bytes since the process started or since resetPeakRss. */
 export function peakRss(pid: number): number {
-  const match = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  if (!match) throw new Error(`no VmHWM for process ${pid}`);
-  return Number(match[1]) * 1024;
+  return statusKiB(pid, 'VmHWM') * 1024;
 }
 
 /** Lowers the peak to the current size (Linux clear_refs 5), so the next reading is one scenario's peak. */

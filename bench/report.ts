@@ -27,6 +27,8 @@ export interface DatabaseResult {
   catalogue: { bundles: number; rows: number; seconds: number };
   scenarios: ScenarioResult[];
   peakRssBytes: number;
+  /** Resident set size of the service once it answered /readyz, before any load. */
+  startRssBytes: number;
   /** Times the service was replaced because a backlog left by a scenario had not cleared within a minute. */
   serviceRestarts: number;
   /** p50 of bundle details by number of option products, one request at a time. */
@@ -60,7 +62,7 @@ const verdict = (pass: boolean) => (pass ? 'PASS' : 'MISS');
 export function evaluateTargets(
   scenarios: ScenarioResult[],
   peakRssBytes: number,
-  names: { details: string; first: string; deep: string },
+  names: { ceiling: string; details: string; first: string; deep: string },
 ): Target[] {
   const targets: Target[] = [];
   const byName = new Map(scenarios.map((s) => [s.name, s]));
@@ -89,7 +91,8 @@ export function evaluateTargets(
       });
     }
   }
-  for (const s of scenarios) {
+  // The targets are the service's: the ceiling's own p99 is in the table, for reference.
+  for (const s of scenarios.filter((s) => s.name !== names.ceiling)) {
     targets.push({
       name: `p99 at 50 connections: ${s.name}`,
       value: `${fixed(s.p99Ms, 2)} ms`,
@@ -162,7 +165,8 @@ export function toMarkdown(results: Results): string {
       `## ${db.dialect}`,
       '',
       `Catalogue: ${db.catalogue.bundles.toLocaleString('en-US')} bundles, ` +
-        `${db.catalogue.rows.toLocaleString('en-US')} rows, loaded in ${fixed(db.catalogue.seconds)} s.`,
+        `${db.catalogue.rows.toLocaleString('en-US')} rows, loaded in ${fixed(db.catalogue.seconds)} s. ` +
+        `Service RSS after start: ${mb(db.startRssBytes)} MB; peak over the run: ${mb(db.peakRssBytes)} MB.`,
       '',
       '| Scenario | req/s | p50 ms | p99 ms | peak RSS MB | errors/non-2xx | vs ceiling | p99 < 50 ms |',
       '|---|---:|---:|---:|---:|---:|---:|---|',

@@ -399,6 +399,7 @@ async function benchDatabase(dialect: Dialect): Promise<DatabaseResult> {
       catalogue: { bundles: plan.length, rows: catalogue.rows, seconds: catalogue.seconds },
       scenarios: [],
       peakRssBytes: 0,
+      startRssBytes: service.startRssBytes,
       serviceRestarts: 0,
       detailsBySize: [],
       listBySize: [],
@@ -420,6 +421,7 @@ async function benchDatabase(dialect: Dialect): Promise<DatabaseResult> {
     result.serviceRestarts = service.restarts;
     result.peakRssBytes = service.peakRssBytes();
     result.targets = evaluateTargets(result.scenarios, result.peakRssBytes, {
+      ceiling: 'ceiling',
       details: 'details-1-large',
       first: 'list-first-page',
       deep: 'list-deep-page',

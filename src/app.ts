@@ -81,9 +81,13 @@ export async function buildApp({ config, database }: AppOptions): Promise<App> {
   idempotencyKeys(app, database.db);
 
   app.addHook('onRoute', (route) => {
-    if (!isApiRoute(route.url)) return;
+    const response = route.schema?.response as Record<string, unknown> | undefined;
+    if (!isApiRoute(route.url)) {
+      if (route.schema && response) route.schema.response = withErrorResponses(response, []);
+      return;
+    }
     route.schema ??= {};
-    route.schema.response = withErrorResponses(route.schema.response as Record<string, unknown> | undefined);
+    route.schema.response = withErrorResponses(response);
     // OpenAPI 3.1 lets an apiKey requirement name roles: `write` marks what a read-only key may not call.
     const writes = [route.method].flat().some((method) => needsWriteAccess(method, route.config));
     (route.schema as Record<string, unknown>).security = [{ apiKey: writes ? ['write'] : [] }];

@@ -5,11 +5,29 @@ import { Problem } from './errors.ts';
 export const ProblemRef = Type.Ref('Problem');
 
 /** Statuses every authenticated route can answer with, whatever it does. */
-const commonErrorStatuses = [400, 401, 403, 404, 413, 415, 429, 500, 503] as const;
+export const commonErrorStatuses = [400, 401, 403, 404, 413, 415, 429, 500, 503] as const;
 
-export function withErrorResponses(response: Record<string, unknown> | undefined): Record<string, unknown> {
+const problemMediaType = 'application/problem+json';
+
+/**
+ * Error bodies go out as application/problem+json, so that is the media type they are declared with, in the
+ * content form both Fastify (to pick the serializer) and @fastify/swagger (for the document) read. Each status
+ * keeps the description its route gave the Problem reference, if any.
+ */
+export function withErrorResponses(
+  response: Record<string, unknown> | undefined,
+  statuses: readonly number[] = commonErrorStatuses,
+): Record<string, unknown> {
   const out: Record<string, unknown> = { ...response };
-  for (const status of commonErrorStatuses) out[status] ??= ProblemRef;
+  for (const status of statuses) out[status] ??= ProblemRef;
+  for (const [status, schema] of Object.entries(out)) {
+    if (Number(status) < 400 || (schema as { content?: unknown }).content !== undefined) continue;
+    const { description } = schema as { description?: string };
+    out[status] = {
+      description: description ?? 'RFC 9457 problem details',
+      content: { [problemMediaType]: { schema: ProblemRef } },
+    };
+  }
   return out;
 }
 

@@ -108,13 +108,17 @@ export function operationsOf(document: OpenApiDocument): Operation[] {
       const declared = new Map<number, Schema | null>();
       const validators = new Map<number, ValidateFunction | null>();
       for (const [status, response] of Object.entries(operation.responses)) {
-        const schema = response.content?.['application/json']?.schema ?? null;
+        // Successes are application/json, problems application/problem+json: each status declares one.
+        const [mediaType] = Object.keys(response.content ?? {});
+        const schema = mediaType === undefined ? null : (response.content?.[mediaType]?.schema ?? null);
         declared.set(Number(status), schema);
         validators.set(
           Number(status),
           schema === null
             ? null
-            : responses.compile({ $ref: `${at}/responses/${status}/content/application~1json/schema` }),
+            : responses.compile({
+                $ref: `${at}/responses/${status}/content/${(mediaType as string).replace('/', '~1')}/schema`,
+              }),
         );
       }
 

@@ -82,8 +82,13 @@ describeEachDatabase('OpenAPI document and reference', (ctx) => {
         for (const status of ['400', '401', '403', '404', '500', '503']) {
           const response: OperationObject['responses'][string] | undefined = operation.responses[status];
           assert.ok(response, `${where} documents ${status}`);
+          assert.deepEqual(
+            Object.keys(response.content ?? {}),
+            ['application/problem+json'],
+            `${where} ${status} is declared with the media type it is sent with`,
+          );
           assert.equal(
-            JSON.stringify(response.content?.['application/json']?.schema),
+            JSON.stringify(response.content?.['application/problem+json']?.schema),
             JSON.stringify({ $ref: '#/components/schemas/Problem' }),
             `${where} ${status} is a Problem`,
           );

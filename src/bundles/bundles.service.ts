@@ -47,6 +47,7 @@ export async function createBundle(db: Db, accountId: string, body: BundleCreate
       header_properties: JSON.stringify(body.header.properties),
       cloned_bundle_temp_name: null,
       version: 1,
+      tree_version: 0,
       created_at: now,
       updated_at: now,
     };
@@ -164,6 +165,7 @@ export async function cloneBundle(
       is_active: false,
       cloned_bundle_temp_name: body.tempName ?? `Copy of ${source.id}`,
       version: 1,
+      tree_version: 0,
       created_at: now,
       updated_at: now,
     };

@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Generated, Kysely, Transaction } from 'kysely';
 
 // Booleans are declared BOOLEAN in both dialects; PostgreSQL returns true/false and SQLite 0/1, so mappers read
 // them with Boolean(). Money is stored as decimal text (exact, both dialects); JSON documents as text; instants
@@ -22,7 +22,10 @@ export interface BundlesTable {
   header_product_id: string;
   header_properties: string;
   cloned_bundle_temp_name: string | null;
+  /** The version of the list form: the bundle's own fields and its option counts. */
   version: number;
+  /** Moves with any change to the bundle or to what its details are made of; kept by triggers (migration 0004). */
+  tree_version: Generated<number>;
   created_at: string;
   updated_at: string;
 }

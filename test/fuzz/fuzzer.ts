@@ -265,16 +265,13 @@ export async function fuzz(target: FuzzTarget, options: FuzzOptions): Promise<Fu
         repro(),
       );
     }
-    const bodyProblems = operation.responseProblems(status, answer);
+    const bodyProblems = operation.responseProblems(status, mediaType, answer);
     if (bodyProblems.length > 0) {
       fail(
-        `${operation.name}: ${status} body off its schema (${bodyProblems[0]})`,
+        `${operation.name}: ${status} off its declaration (${bodyProblems[0]})`,
         `${repro()}\n  ${bodyProblems.join('; ')}`,
       );
     }
-    const wantedType = status === 204 ? '' : status >= 400 ? 'application/problem+json' : 'application/json';
-    if (!mediaType.startsWith(wantedType))
-      fail(`${operation.name}: ${status} as ${mediaType || 'no media type'}`, repro());
     if (!response.headers['x-request-id']) fail(`${operation.name}: no x-request-id`, repro());
     if (status === 400 && schemaProblems.length === 0 && step.who === 'owner') {
       const reason = `${operation.name}: ${answer?.errors?.[0]?.code ?? answer?.code}`;

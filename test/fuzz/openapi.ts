@@ -36,8 +36,6 @@ export interface Operation {
   pathParams: Parameter[];
   queryParams: Parameter[];
   body: { schema: Schema; required: boolean } | null;
-  /** Declared statuses; null where the status has no body (204). */
-  responses: Map<number, Schema | null>;
   /** The security requirement names the role `write`: a read-only key is refused. */
   writes: boolean;
   /** Server-side view of the request: the same checks Fastify makes, from the same document. */
@@ -46,8 +44,8 @@ export interface Operation {
     query: Record<string, string>;
     body: unknown;
   }): string[];
-  /** Problems of a response against the schema declared for its status. */
-  responseProblems(status: number, body: unknown): string[];
+  /** Problems of a response against what is declared for its status: the media type and the body's schema. */
+  responseProblems(status: number, contentType: string, body: unknown): string[];
 }
 
 const methods = ['get', 'post', 'put', 'patch', 'delete'] as const;
@@ -105,20 +103,20 @@ export function operationsOf(document: OpenApiDocument): Operation[] {
         : null;
       const bodyRequired = operation.requestBody?.required ?? false;
 
-      const declared = new Map<number, Schema | null>();
-      const validators = new Map<number, ValidateFunction | null>();
+      // Successes are application/json, problems application/problem+json: each status declares its own.
+      const declared = new Map<number, { mediaType: string; validate: ValidateFunction } | null>();
       for (const [status, response] of Object.entries(operation.responses)) {
-        // Successes are application/json, problems application/problem+json: each status declares one.
         const [mediaType] = Object.keys(response.content ?? {});
-        const schema = mediaType === undefined ? null : (response.content?.[mediaType]?.schema ?? null);
-        declared.set(Number(status), schema);
-        validators.set(
+        declared.set(
           Number(status),
-          schema === null
+          mediaType === undefined
             ? null
-            : responses.compile({
-                $ref: `${at}/responses/${status}/content/${(mediaType as string).replace('/', '~1')}/schema`,
-              }),
+            : {
+                mediaType,
+                validate: responses.compile({
+                  $ref: `${at}/responses/${status}/content/${token(mediaType)}/schema`,
+                }),
+              },
         );
       }
 
@@ -129,7 +127,6 @@ export function operationsOf(document: OpenApiDocument): Operation[] {
         pathParams,
         queryParams,
         body: bodySchema ? { schema: bodySchema, required: bodyRequired } : null,
-        responses: declared,
         writes: operation.security?.some((r) => r.apiKey?.includes('write')) ?? false,
         requestProblems({ params, query, body }) {
           const problems: string[] = [];
@@ -146,12 +143,14 @@ export function operationsOf(document: OpenApiDocument): Operation[] {
           }
           return problems;
         },
-        responseProblems(status, body) {
-          if (!validators.has(status)) return [`status ${status} is not declared`];
-          const validate = validators.get(status);
-          if (!validate)
-            return body === undefined || body === '' ? [] : [`status ${status} declares no body`];
-          return validate(body) ? [] : describe(validate);
+        responseProblems(status, contentType, body) {
+          if (!declared.has(status)) return [`status ${status} is not declared`];
+          const response = declared.get(status);
+          if (!response) return body === undefined ? [] : [`status ${status} declares no body`];
+          if (!contentType.startsWith(response.mediaType)) {
+            return [`sent as ${contentType || 'nothing'}, declared as ${response.mediaType}`];
+          }
+          return response.validate(body) ? [] : describe(response.validate);
         },
       });
     }

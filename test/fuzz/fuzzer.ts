@@ -43,7 +43,7 @@ export interface FuzzReport {
 }
 
 type Who = 'owner' | 'other' | 'readOnly' | 'anonymous' | 'stranger';
-type Breakage = 'body' | 'query' | 'path' | 'malformed' | 'mediaType' | 'noBody';
+type Breakage = 'body' | 'query' | 'path' | 'header' | 'malformed' | 'mediaType' | 'noBody';
 
 interface Step {
   operation: Operation;
@@ -51,6 +51,7 @@ interface Step {
   breakage: Breakage | null;
   params: Record<string, unknown>;
   query: Record<string, unknown>;
+  headers: Record<string, unknown>;
   body: unknown;
   mutation: Mutation;
   seed: number;
@@ -73,6 +74,7 @@ function stepsOf(operations: Operation[], document: OpenApiDocument): fc.Arbitra
         ...(operation.body?.required ? (['noBody'] as const) : []),
         ...(operation.queryParams.length > 0 ? (['query'] as const) : []),
         ...(operation.pathParams.length > 0 ? (['path'] as const) : []),
+        ...(operation.headerParams.length > 0 ? (['header'] as const) : []),
       ];
       // Creating comes first in any chain, so the operations that create are drawn more often.
       const weight = operation.method === 'POST' ? 3 : 2;
@@ -97,6 +99,7 @@ function stepsOf(operations: Operation[], document: OpenApiDocument): fc.Arbitra
             resolve,
           ),
           query: record(operation.queryParams, resolve),
+          headers: record(operation.headerParams, resolve),
           body: operation.body ? arbitraryOf(operation.body.schema, resolve) : fc.constant(undefined),
           mutation: mutationArbitrary,
           seed: fc.integer(),
@@ -111,6 +114,11 @@ const asText = (value: unknown) =>
   (typeof value === 'string' ? value : (JSON.stringify(value) ?? '')).toWellFormed();
 const textRecord = (values: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(values).map(([k, v]) => [k, asText(v)]));
+// HTTP carries header values in Latin-1 without control characters; anything else cannot be sent at all.
+const headerRecord = (values: Record<string, unknown>) =>
+  Object.fromEntries(
+    Object.entries(textRecord(values)).map(([k, v]) => [k, v.replace(/[^\t\x20-\x7e\x80-\xff]/g, '')]),
+  );
 
 function urlOf(operation: Operation, params: Record<string, string>, query: Record<string, string>): string {
   // A segment "." or ".." is resolved away by any URL parser before it is sent, so it cannot name a record.
@@ -167,6 +175,11 @@ export async function fuzz(target: FuzzTarget, options: FuzzOptions): Promise<Fu
     let query = textRecord(step.query);
     for (const name of Object.keys(query)) query[name] = source.fillQuery(name, query[name] as string, pick);
     let body: unknown = step.body === undefined ? undefined : source.fill(step.body, scope, pick);
+    const path = urlOf(operation, params, {});
+    const conditions = headerRecord(step.headers);
+    for (const name of Object.keys(conditions)) {
+      conditions[name] = source.fillHeader(name, conditions[name] as string, path, pick);
+    }
     let payload: string | undefined;
     let contentType = 'application/json';
 
@@ -189,6 +202,13 @@ export async function fuzz(target: FuzzTarget, options: FuzzOptions): Promise<Fu
         if (victim) params[victim.name] = 'p'.repeat((victim.schema.maxLength ?? 1000) + 1);
         break;
       }
+      case 'header': {
+        const victim = operation.headerParams[step.mutation.at % operation.headerParams.length];
+        if (victim)
+          conditions[victim.name] =
+            step.mutation.at % 2 ? 'é' : 'k'.repeat((victim.schema.maxLength ?? 1000) + 1);
+        break;
+      }
       case 'noBody':
         body = undefined;
         break;
@@ -203,7 +223,7 @@ export async function fuzz(target: FuzzTarget, options: FuzzOptions): Promise<Fu
     }
     if (step.breakage === 'malformed') payload = `${payload ?? '{}'}`.slice(0, -1) || '{';
 
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { ...conditions };
     const key = {
       owner: accounts[0].key,
       other: accounts[1].key,
@@ -234,11 +254,12 @@ export async function fuzz(target: FuzzTarget, options: FuzzOptions): Promise<Fu
     const schemaProblems =
       step.breakage === 'mediaType' || step.breakage === 'malformed'
         ? [step.breakage]
-        : operation.requestProblems({ params, query, body });
+        : operation.requestProblems({ params, query, headers: conditions, body });
     if (schemaProblems.length > 0) report.invalidRequests++;
     const repro = () =>
       [
         `${operation.method} ${clip(url, 300)} as ${step.who}${step.breakage ? `, broken: ${step.breakage}` : ''}`,
+        ...(Object.keys(conditions).length > 0 ? [`headers: ${clip(JSON.stringify(conditions))}`] : []),
         payload === undefined ? '(no body)' : `body (${contentType}): ${clip(payload)}`,
         schemaProblems.length > 0
           ? `schema problems: ${clip(schemaProblems.join('; '), 300)}`
@@ -279,6 +300,7 @@ export async function fuzz(target: FuzzTarget, options: FuzzOptions): Promise<Fu
     }
 
     if (status >= 200 && status < 300) {
+      world.learnVersion(path, response.headers.etag);
       world.learn(answer, scope);
       for (const id of [params.bundleId, scope.bundleId, answer?.id])
         if (typeof id === 'string' && id.startsWith('bnd_'))

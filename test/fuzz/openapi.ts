@@ -35,6 +35,8 @@ export interface Operation {
   path: string;
   pathParams: Parameter[];
   queryParams: Parameter[];
+  /** Header parameters the operation declares (names in lower case, as Fastify validates them). */
+  headerParams: Parameter[];
   body: { schema: Schema; required: boolean } | null;
   /** The security requirement names the role `write`: a read-only key is refused. */
   writes: boolean;
@@ -42,6 +44,7 @@ export interface Operation {
   requestProblems(request: {
     params: Record<string, string>;
     query: Record<string, string>;
+    headers: Record<string, string>;
     body: unknown;
   }): string[];
   /** Problems of a response against what is declared for its status: the media type and the body's schema. */
@@ -86,7 +89,7 @@ export function operationsOf(document: OpenApiDocument): Operation[] {
       if (!operation) continue;
       const at = `openapi#/paths/${token(path)}/${method}`;
       const parameters = operation.parameters ?? [];
-      const parts = (where: 'path' | 'query') => parameters.filter((p) => p.in === where);
+      const parts = (where: Parameter['in']) => parameters.filter((p) => p.in === where);
       const objectOf = (list: Parameter[]) =>
         texts.compile({
           type: 'object',
@@ -97,6 +100,8 @@ export function operationsOf(document: OpenApiDocument): Operation[] {
       const queryParams = parts('query');
       const validatePath = objectOf(pathParams);
       const validateQuery = objectOf(queryParams);
+      const headerParams = parts('header');
+      const validateHeaders = objectOf(headerParams);
       const bodySchema = operation.requestBody?.content?.['application/json']?.schema;
       const validateBody = bodySchema
         ? bodies.compile({ $ref: `${at}/requestBody/content/application~1json/schema` })
@@ -126,14 +131,17 @@ export function operationsOf(document: OpenApiDocument): Operation[] {
         path,
         pathParams,
         queryParams,
+        headerParams,
         body: bodySchema ? { schema: bodySchema, required: bodyRequired } : null,
         writes: operation.security?.some((r) => r.apiKey?.includes('write')) ?? false,
-        requestProblems({ params, query, body }) {
+        requestProblems({ params, query, headers, body }) {
           const problems: string[] = [];
           if (!validatePath(structuredClone(params)))
             problems.push(...describe(validatePath).map((p) => `path ${p}`));
           if (!validateQuery(structuredClone(query)))
             problems.push(...describe(validateQuery).map((p) => `query ${p}`));
+          if (!validateHeaders(structuredClone(headers)))
+            problems.push(...describe(validateHeaders).map((p) => `header ${p}`));
           if (validateBody) {
             if (body === undefined) {
               if (bodyRequired) problems.push('body is required');

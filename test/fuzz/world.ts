@@ -53,6 +53,10 @@ export class World {
   readonly books = new Map<string, string | undefined>();
   /** Continuation keys of list pages. */
   readonly cursors = new Map<string, true>();
+  /** The last ETag each request path answered with. */
+  readonly etags = new Map<string, string>();
+  /** Idempotency keys already sent, to send again with the same or another body. */
+  readonly idempotencyKeys = new Map<string, true>();
 
   /** Records every id in a response body, with the scope its place in the body (or the request path) gives it. */
   learn(node: Json, scope: Scope): void {
@@ -197,6 +201,21 @@ export class World {
       if (child !== null && typeof child === 'object') out[key] = this.fill(child, inner, pick, false);
     }
     return out;
+  }
+
+  /** Remembers the version a path answered with, for conditional requests on it later. */
+  learnVersion(path: string, etag: unknown): void {
+    if (typeof etag === 'string') remember(this.etags, path, etag);
+  }
+
+  /** A value for a header parameter: a conditional header gets the path's last ETag, a retry key a used one. */
+  fillHeader(name: string, value: string, path: string, pick: () => number): string {
+    if (name.startsWith('if-')) return (pick() < 0.7 && this.etags.get(path)) || value;
+    if (name !== 'idempotency-key') return value;
+    const used = [...this.idempotencyKeys.keys()];
+    const key = (pick() < 0.25 && used[Math.floor(pick() * used.length)]) || value;
+    remember(this.idempotencyKeys, key, true);
+    return key;
   }
 
   /** A value for a query parameter that names records: a page's continuation key, a list of bundle ids. */

@@ -10,6 +10,7 @@ import type { Config } from './config.ts';
 import type { DatabaseHandle } from './db/connect.ts';
 import { isApiRoute, needsWriteAccess, requireApiKey } from './http/auth.ts';
 import { Problem, ProblemRef, withErrorResponses } from './http/common-schemas.ts';
+import { conditionalRequests } from './http/conditional.ts';
 import { frameworkErrorHandler, registerErrorHandling } from './http/error-handler.ts';
 import { AppError } from './http/errors.ts';
 import { idempotencyKeys } from './http/idempotency.ts';
@@ -79,6 +80,7 @@ export async function buildApp({ config, database }: AppOptions): Promise<App> {
   rateLimitPerKey(app, config);
   refuseNulCharacters(app);
   idempotencyKeys(app, database.db);
+  conditionalRequests(app);
 
   app.addHook('onRoute', (route) => {
     const response = route.schema?.response as Record<string, unknown> | undefined;

@@ -40,6 +40,7 @@ export async function insertBundle(db: Executor, row: BundleRow): Promise<void> 
   await db.insertInto('bundles').values(row).execute();
 }
 
+/** Changes fields of a bundle whose version lockRoot has already moved on. */
 export async function updateBundle(
   db: Executor,
   accountId: string,
@@ -48,20 +49,15 @@ export async function updateBundle(
 ): Promise<void> {
   await db
     .updateTable('bundles')
-    .set((eb) => ({ ...changes, version: eb('version', '+', 1) }))
+    .set(changes)
     .where('account_id', '=', accountId)
     .where('id', '=', id)
     .execute();
 }
 
 /** Deletes the bundle; the foreign key cascades take its options, products, price books and entries along. */
-export async function deleteBundle(db: Executor, accountId: string, id: string): Promise<boolean> {
-  const result = await db
-    .deleteFrom('bundles')
-    .where('account_id', '=', accountId)
-    .where('id', '=', id)
-    .executeTakeFirst();
-  return result.numDeletedRows > 0n;
+export async function deleteBundle(db: Executor, accountId: string, id: string): Promise<void> {
+  await db.deleteFrom('bundles').where('account_id', '=', accountId).where('id', '=', id).execute();
 }
 
 /** Option counts of several bundles in one grouped query; a bundle without options is absent from the map. */

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { ProblemRef } from '../http/common-schemas.ts';
+import { expectedVersions, tagged } from '../http/conditional.ts';
 import type { Routes } from '../http/routes.ts';
 import { BundlePath } from '../options/options.schemas.ts';
 import {
@@ -38,7 +39,8 @@ export const bundlesRoutes: Routes = async (app, { db }) => {
       },
     },
     async (request, reply) => {
-      const bundle = await createBundle(db, request.account.id, request.body);
+      const made = await createBundle(db, request.account.id, request.body);
+      const bundle = tagged(reply, made.value.id, made);
       return reply.code(201).header('location', `/v1/bundles/${bundle.id}`).send(bundle);
     },
   );
@@ -71,7 +73,10 @@ export const bundlesRoutes: Routes = async (app, { db }) => {
         response: { 200: Bundle },
       },
     },
-    async (request) => getBundle(db, request.account.id, request.params.bundleId),
+    async (request, reply) => {
+      const { bundleId } = request.params;
+      return tagged(reply, bundleId, await getBundle(db, request.account.id, bundleId));
+    },
   );
 
   app.patch(
@@ -86,7 +91,15 @@ export const bundlesRoutes: Routes = async (app, { db }) => {
         response: { 200: Bundle },
       },
     },
-    async (request) => patchBundle(db, request.account.id, request.params.bundleId, request.body),
+    async (request, reply) => {
+      const { bundleId } = request.params;
+      const expected = expectedVersions(request, bundleId);
+      return tagged(
+        reply,
+        bundleId,
+        await patchBundle(db, request.account.id, bundleId, request.body, expected),
+      );
+    },
   );
 
   app.delete(
@@ -101,7 +114,8 @@ export const bundlesRoutes: Routes = async (app, { db }) => {
       },
     },
     async (request, reply) => {
-      await deleteBundle(db, request.account.id, request.params.bundleId);
+      const { bundleId } = request.params;
+      await deleteBundle(db, request.account.id, bundleId, expectedVersions(request, bundleId));
       return reply.code(204).send(null);
     },
   );
@@ -129,7 +143,8 @@ export const bundlesRoutes: Routes = async (app, { db }) => {
       },
     },
     async (request, reply) => {
-      const bundle = await cloneBundle(db, request.account.id, request.params.bundleId, request.body);
+      const copy = await cloneBundle(db, request.account.id, request.params.bundleId, request.body);
+      const bundle = tagged(reply, copy.value.id, copy);
       return reply.code(201).header('location', `/v1/bundles/${bundle.id}`).send(bundle);
     },
   );

@@ -1,4 +1,5 @@
 import type { Db, Executor } from '../db/database.ts';
+import { type ExpectedVersions, lockRoot, type Versioned } from '../db/roots.ts';
 import { invalid, notFound } from '../http/errors.ts';
 import { newId } from '../ids.ts';
 import { copyOptions } from '../options/option-copy.ts';
@@ -28,12 +29,19 @@ import type {
   BundlePatchBody,
 } from './bundles.schemas.ts';
 
-async function withCounts(db: Executor, row: BundleRow): Promise<Bundle> {
-  const counts = await countOptions(db, row.account_id, [row.id]);
-  return toBundle(row, counts.get(row.id));
+/** The list form as it now is; read after a write, as the triggers move the version with the option counts. */
+async function readBundle(db: Executor, accountId: string, id: string): Promise<Versioned<Bundle>> {
+  const row = await findBundle(db, accountId, id);
+  if (!row) throw notFound('Bundle', id);
+  const counts = await countOptions(db, accountId, [id]);
+  return { value: toBundle(row, counts.get(id)), version: row.version };
 }
 
-export async function createBundle(db: Db, accountId: string, body: BundleCreateBody): Promise<Bundle> {
+export async function createBundle(
+  db: Db,
+  accountId: string,
+  body: BundleCreateBody,
+): Promise<Versioned<Bundle>> {
   const options = body.options ?? [];
   throwIfProblems(options.flatMap((option, i) => optionCreateProblems(option, `/options/${i}`)));
   throwIfConflicts(options.flatMap((option, i) => optionCreateConflicts(option, `/options/${i}`)));
@@ -58,14 +66,12 @@ export async function createBundle(db: Db, accountId: string, body: BundleCreate
       nextDisplayOrder = Math.max(nextDisplayOrder, displayOrder + 1);
       await insertOption(tx, accountId, row.id, option, displayOrder, now);
     }
-    return withCounts(tx, row);
+    return readBundle(tx, accountId, row.id);
   });
 }
 
-export async function getBundle(db: Db, accountId: string, bundleId: string): Promise<Bundle> {
-  const row = await findBundle(db, accountId, bundleId);
-  if (!row) throw notFound('Bundle', bundleId);
-  return withCounts(db, row);
+export function getBundle(db: Db, accountId: string, bundleId: string): Promise<Versioned<Bundle>> {
+  return readBundle(db, accountId, bundleId);
 }
 
 // The key is the last id of the page, base64url-encoded so clients treat it as opaque rather than build one.
@@ -115,9 +121,10 @@ export async function patchBundle(
   accountId: string,
   bundleId: string,
   body: BundlePatchBody,
-): Promise<Bundle> {
+  expected: ExpectedVersions,
+): Promise<Versioned<Bundle>> {
   return db.transaction().execute(async (tx) => {
-    const current = await findBundle(tx, accountId, bundleId);
+    const current = await lockRoot(tx, 'bundles', { accountId, id: bundleId }, expected);
     if (!current) throw notFound('Bundle', bundleId);
     const relinked = body.header !== undefined && body.header.productId !== current.header_product_id;
     const updated: BundleRow = {
@@ -140,12 +147,22 @@ export async function patchBundle(
       cloned_bundle_temp_name: updated.cloned_bundle_temp_name,
       updated_at: updated.updated_at,
     });
-    return withCounts(tx, updated);
+    return readBundle(tx, accountId, bundleId);
   });
 }
 
-export async function deleteBundle(db: Db, accountId: string, bundleId: string): Promise<void> {
-  if (!(await deleteBundleRow(db, accountId, bundleId))) throw notFound('Bundle', bundleId);
+export async function deleteBundle(
+  db: Db,
+  accountId: string,
+  bundleId: string,
+  expected: ExpectedVersions,
+): Promise<void> {
+  await db.transaction().execute(async (tx) => {
+    if (!(await lockRoot(tx, 'bundles', { accountId, id: bundleId }, expected))) {
+      throw notFound('Bundle', bundleId);
+    }
+    await deleteBundleRow(tx, accountId, bundleId);
+  });
 }
 
 /** A deep copy, inactive, carrying a temporary name until a new header product is linked. */
@@ -154,7 +171,7 @@ export async function cloneBundle(
   accountId: string,
   bundleId: string,
   body: BundleCloneBody,
-): Promise<Bundle> {
+): Promise<Versioned<Bundle>> {
   return db.transaction().execute(async (tx) => {
     const source = await findBundle(tx, accountId, bundleId);
     if (!source) throw notFound('Bundle', bundleId);
@@ -175,6 +192,6 @@ export async function cloneBundle(
       priceBooks: 'all',
       now,
     });
-    return withCounts(tx, copy);
+    return readBundle(tx, accountId, copy.id);
   });
 }

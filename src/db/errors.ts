@@ -46,17 +46,3 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   // node:sqlite reports SQLITE_BUSY (5) and SQLITE_LOCKED (6) as numeric errcodes
   return errno === 5 || errno === 6;
 }
-
-/** A unique or primary key constraint refused the write (PostgreSQL 23505, SQLite SQLITE_CONSTRAINT_UNIQUE/PK). */
-export function isUniqueViolation(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const { code, errcode } = error as { code?: unknown; errcode?: unknown };
-  return code === '23505' || errcode === 2067 || errcode === 1555;
-}
-
-/** A foreign key constraint refused the write (PostgreSQL 23503, SQLite SQLITE_CONSTRAINT_FOREIGNKEY). */
-export function isForeignKeyViolation(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const { code, errcode } = error as { code?: unknown; errcode?: unknown };
-  return code === '23503' || errcode === 787;
-}

@@ -192,7 +192,7 @@ function priceWrites(product: DemoProduct): PriceWrite[] {
 /** Makes the demo bundle in `accountId`. A failure part-way removes what was made, so no half bundle stays. */
 export async function seedDemo(db: Db, accountId: string): Promise<DemoSeed> {
   const headerProductId = 'DEMO-LAPTOP-15';
-  const bundle = await createBundle(db, accountId, {
+  const { value: bundle } = await createBundle(db, accountId, {
     header: {
       productId: headerProductId,
       properties: { name: 'Demo Laptop 15', family: 'Laptops', color: null },
@@ -203,15 +203,15 @@ export async function seedDemo(db: Db, accountId: string): Promise<DemoSeed> {
     const options: DemoSeed['options'] = [];
     const variantTables: DemoSeed['variantTables'] = [];
     for (const { option, products } of demo) {
-      const created = await createOption(db, accountId, bundle.id, {
+      const { value: created } = await createOption(db, accountId, bundle.id, {
         ...option,
         products: products.map(({ productId, properties }) => ({ productId, properties })),
       });
       const priceBookId = created.priceBookId as string;
-      await putPrices(db, accountId, priceBookId, products.flatMap(priceWrites));
+      await putPrices(db, accountId, priceBookId, products.flatMap(priceWrites), null);
       for (const product of products) {
         if (!product.variants) continue;
-        await putProductVariants(db, accountId, priceBookId, product.productId, product.variants);
+        await putProductVariants(db, accountId, priceBookId, product.productId, product.variants, null);
         variantTables.push({ priceBookId, productId: product.productId });
       }
       options.push({
@@ -224,7 +224,7 @@ export async function seedDemo(db: Db, accountId: string): Promise<DemoSeed> {
     }
     return { accountId, bundleId: bundle.id, headerProductId, options, variantTables };
   } catch (error) {
-    await deleteBundle(db, accountId, bundle.id);
+    await deleteBundle(db, accountId, bundle.id, null);
     throw error;
   }
 }

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { ProblemRef } from '../http/common-schemas.ts';
+import { expectedVersions, tagged } from '../http/conditional.ts';
 import type { Routes } from '../http/routes.ts';
 import {
   BundleOption,
@@ -47,7 +48,8 @@ export const optionsRoutes: Routes = async (app, { db }) => {
     },
     async (request, reply) => {
       const { bundleId } = request.params;
-      const option = await createOption(db, request.account.id, bundleId, request.body);
+      const made = await createOption(db, request.account.id, bundleId, request.body);
+      const option = tagged(reply, made.value.id, made);
       return reply.code(201).header('location', optionUrl(bundleId, option.id)).send(option);
     },
   );
@@ -63,7 +65,10 @@ export const optionsRoutes: Routes = async (app, { db }) => {
         response: { 200: BundleOptionWithProducts },
       },
     },
-    async (request) => getOption(db, request.account.id, request.params.bundleId, request.params.optionId),
+    async (request, reply) => {
+      const { bundleId, optionId } = request.params;
+      return tagged(reply, optionId, await getOption(db, request.account.id, bundleId, optionId));
+    },
   );
 
   app.put(
@@ -82,8 +87,12 @@ export const optionsRoutes: Routes = async (app, { db }) => {
         response: { 200: BundleOption, 422: ProblemRef },
       },
     },
-    async (request) =>
-      updateOption(db, request.account.id, request.params.bundleId, request.params.optionId, request.body),
+    async (request, reply) => {
+      const { bundleId, optionId } = request.params;
+      const expected = expectedVersions(request, optionId);
+      const option = await updateOption(db, request.account.id, bundleId, optionId, request.body, expected);
+      return tagged(reply, optionId, option);
+    },
   );
 
   app.delete(
@@ -98,7 +107,8 @@ export const optionsRoutes: Routes = async (app, { db }) => {
       },
     },
     async (request, reply) => {
-      await deleteOption(db, request.account.id, request.params.bundleId, request.params.optionId);
+      const { bundleId, optionId } = request.params;
+      await deleteOption(db, request.account.id, bundleId, optionId, expectedVersions(request, optionId));
       return reply.code(204).send(null);
     },
   );
@@ -121,7 +131,8 @@ export const optionsRoutes: Routes = async (app, { db }) => {
     },
     async (request, reply) => {
       const { bundleId, optionId } = request.params;
-      const copy = await cloneOption(db, request.account.id, bundleId, optionId);
+      const made = await cloneOption(db, request.account.id, bundleId, optionId);
+      const copy = tagged(reply, made.value.option.id, made);
       return reply.code(201).header('location', optionUrl(bundleId, copy.option.id)).send(copy);
     },
   );
@@ -141,7 +152,8 @@ export const optionsRoutes: Routes = async (app, { db }) => {
     },
     async (request, reply) => {
       const { bundleId, optionId } = request.params;
-      const products = await addOptionProducts(db, request.account.id, bundleId, optionId, request.body);
+      const added = await addOptionProducts(db, request.account.id, bundleId, optionId, request.body);
+      const products = tagged(reply, optionId, added);
       return reply.code(201).header('location', optionUrl(bundleId, optionId)).send(products);
     },
   );
@@ -158,7 +170,15 @@ export const optionsRoutes: Routes = async (app, { db }) => {
         response: { 200: OptionProduct, 422: ProblemRef },
       },
     },
-    async (request) => updateOptionProduct(db, request.account.id, request.params, request.body),
+    async (request, reply) => {
+      const { optionId } = request.params;
+      const expected = expectedVersions(request, optionId);
+      return tagged(
+        reply,
+        optionId,
+        await updateOptionProduct(db, request.account.id, request.params, request.body, expected),
+      );
+    },
   );
 
   app.delete(
@@ -175,6 +195,14 @@ export const optionsRoutes: Routes = async (app, { db }) => {
         response: { 200: OptionProducts },
       },
     },
-    async (request) => removeOptionProduct(db, request.account.id, request.params),
+    async (request, reply) => {
+      const { optionId } = request.params;
+      const expected = expectedVersions(request, optionId);
+      return tagged(
+        reply,
+        optionId,
+        await removeOptionProduct(db, request.account.id, request.params, expected),
+      );
+    },
   );
 };

@@ -1,6 +1,5 @@
-import { findBundle } from '../bundles/bundles.repository.ts';
 import type { Db, Executor } from '../db/database.ts';
-import { isUniqueViolation } from '../db/errors.ts';
+import { type ExpectedVersions, lockBundle, lockRoot, type Versioned } from '../db/roots.ts';
 import { AppError, invalid, notFound, type ProblemItem, pointer } from '../http/errors.ts';
 import { newId } from '../ids.ts';
 import { insertPriceBook } from '../price-books/price-books.repository.ts';
@@ -147,7 +146,8 @@ function productRows(
 
 /**
  * Inserts an option already checked with optionCreateProblems, its products and its first price book, named
- * after the option. Runs inside the caller's transaction.
+ * after the option. Runs inside the caller's transaction. The option is written pointing at its book from the
+ * start (the id is not a foreign key), so a new option is at version 1.
  */
 export async function insertOption(
   tx: Executor,
@@ -157,6 +157,7 @@ export async function insertOption(
   displayOrder: number,
   now: string,
 ): Promise<{ option: OptionRow; priceBook: PriceBook }> {
+  const priceBookId = newId('priceBook');
   const option: OptionRow = {
     account_id: accountId,
     id: newId('option'),
@@ -168,7 +169,7 @@ export async function insertOption(
     min_count: body.configuration?.minCount ?? null,
     max_count: body.configuration?.maxCount ?? null,
     default_option_product_id: null,
-    price_book_id: null,
+    price_book_id: priceBookId,
     version: 1,
     created_at: now,
     updated_at: now,
@@ -183,7 +184,7 @@ export async function insertOption(
     tx,
     {
       accountId,
-      id: newId('priceBook'),
+      id: priceBookId,
       bundleOptionId: option.id,
       name: option.name,
       description: null,
@@ -192,7 +193,7 @@ export async function insertOption(
     },
     now,
   );
-  return { option: { ...option, price_book_id: priceBook.id }, priceBook };
+  return { option, priceBook };
 }
 
 async function requireOption(
@@ -206,20 +207,22 @@ async function requireOption(
   return option;
 }
 
+/** Opens a write to an option (see lockRoot): 404 when the bundle has no such option, 412 when If-Match is stale. */
+async function lockOption(
+  tx: Executor,
+  accountId: string,
+  bundleId: string,
+  optionId: string,
+  expected: ExpectedVersions,
+): Promise<OptionRow> {
+  const option = await lockRoot(tx, 'bundle_options', { accountId, id: optionId, bundleId }, expected);
+  if (!option) throw notFound(`Option ${optionId} of bundle`, bundleId);
+  return option;
+}
+
 async function withProducts(db: Executor, option: OptionRow): Promise<BundleOptionWithProducts> {
   const products = await listProductsOfOption(db, option.account_id, option.id);
   return { ...toOption(option), products: products.map(toOptionProduct) };
-}
-
-/** Turns a unique-key refusal (a concurrent insert of the same productId) into the 409 it means. */
-async function productConflictGuard<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (isUniqueViolation(error))
-      throw new AppError('conflict', 'A product of this body is already in the option');
-    throw error;
-  }
 }
 
 export async function createOption(
@@ -227,9 +230,9 @@ export async function createOption(
   accountId: string,
   bundleId: string,
   body: OptionCreateBody,
-): Promise<BundleOption> {
+): Promise<Versioned<BundleOption>> {
   return db.transaction().execute(async (tx) => {
-    if (!(await findBundle(tx, accountId, bundleId))) throw notFound('Bundle', bundleId);
+    if (!(await lockBundle(tx, accountId, bundleId))) throw notFound('Bundle', bundleId);
     throwIfProblems(optionCreateProblems(body, ''));
     throwIfConflicts(optionCreateConflicts(body, ''));
     const displayOrder = body.displayOrder ?? (await nextOptionDisplayOrder(tx, accountId, bundleId));
@@ -241,7 +244,7 @@ export async function createOption(
       displayOrder,
       new Date().toISOString(),
     );
-    return toOption(option);
+    return { value: toOption(option), version: option.version };
   });
 }
 
@@ -250,8 +253,9 @@ export async function getOption(
   accountId: string,
   bundleId: string,
   optionId: string,
-): Promise<BundleOptionWithProducts> {
-  return withProducts(db, await requireOption(db, accountId, bundleId, optionId));
+): Promise<Versioned<BundleOptionWithProducts>> {
+  const option = await requireOption(db, accountId, bundleId, optionId);
+  return { value: await withProducts(db, option), version: option.version };
 }
 
 export async function updateOption(
@@ -260,9 +264,10 @@ export async function updateOption(
   bundleId: string,
   optionId: string,
   body: OptionUpdateBody,
-): Promise<BundleOption> {
+  expected: ExpectedVersions,
+): Promise<Versioned<BundleOption>> {
   return db.transaction().execute(async (tx) => {
-    const current = await requireOption(tx, accountId, bundleId, optionId);
+    const current = await lockOption(tx, accountId, bundleId, optionId, expected);
     const given = body.configuration ?? {};
     const minCount = given.minCount === undefined ? current.min_count : given.minCount;
     const maxCount = given.maxCount === undefined ? current.max_count : given.maxCount;
@@ -294,7 +299,6 @@ export async function updateOption(
       min_count: minCount,
       max_count: maxCount,
       default_option_product_id: defaultId === undefined ? current.default_option_product_id : defaultId,
-      version: current.version + 1,
       updated_at: now,
     };
     await tx
@@ -303,7 +307,7 @@ export async function updateOption(
       .where('account_id', '=', accountId)
       .where('id', '=', optionId)
       .execute();
-    return toOption(updated);
+    return { value: toOption(updated), version: updated.version };
   });
 }
 
@@ -313,14 +317,16 @@ export async function deleteOption(
   accountId: string,
   bundleId: string,
   optionId: string,
+  expected: ExpectedVersions,
 ): Promise<void> {
-  const result = await db
-    .deleteFrom('bundle_options')
-    .where('account_id', '=', accountId)
-    .where('bundle_id', '=', bundleId)
-    .where('id', '=', optionId)
-    .executeTakeFirst();
-  if (result.numDeletedRows === 0n) throw notFound(`Option ${optionId} of bundle`, bundleId);
+  await db.transaction().execute(async (tx) => {
+    await lockOption(tx, accountId, bundleId, optionId, expected);
+    await tx
+      .deleteFrom('bundle_options')
+      .where('account_id', '=', accountId)
+      .where('id', '=', optionId)
+      .execute();
+  });
 }
 
 export async function cloneOption(
@@ -328,8 +334,11 @@ export async function cloneOption(
   accountId: string,
   bundleId: string,
   optionId: string,
-): Promise<{ option: BundleOptionWithProducts; priceBook: PriceBook }> {
+): Promise<Versioned<{ option: BundleOptionWithProducts; priceBook: PriceBook }>> {
   return db.transaction().execute(async (tx) => {
+    // The copy is a write to the bundle; the source is only read, but under the bundle's lock, so it is whole.
+    if (!(await lockBundle(tx, accountId, bundleId)))
+      throw notFound(`Option ${optionId} of bundle`, bundleId);
     const source = await requireOption(tx, accountId, bundleId, optionId);
     const displayOrder = await nextOptionDisplayOrder(tx, accountId, bundleId);
     const copy = await copyOptions(tx, accountId, [source], {
@@ -342,7 +351,7 @@ export async function cloneOption(
     const [option] = copy.options;
     const [priceBook] = copy.priceBooks;
     if (!option || !priceBook) throw new Error(`option ${optionId} has no current price book to copy`);
-    return { option: await withProducts(tx, option), priceBook };
+    return { value: { option: await withProducts(tx, option), priceBook }, version: option.version };
   });
 }
 
@@ -352,22 +361,17 @@ export async function addOptionProducts(
   bundleId: string,
   optionId: string,
   products: OptionProductInput[],
-): Promise<OptionProduct[]> {
-  return productConflictGuard(() =>
-    db.transaction().execute(async (tx) => {
-      await requireOption(tx, accountId, bundleId, optionId);
-      throwIfProblems(productRuleProblems(products, ''));
-      const existing = await listProductsOfOption(tx, accountId, optionId);
-      throwIfConflicts(productConflicts(products, new Set(existing.map((p) => p.product_id)), ''));
-      const first = await nextProductDisplayOrder(tx, accountId, optionId);
-      await insertRows(
-        tx,
-        'option_products',
-        productRows(accountId, { bundleId, optionId }, products, first),
-      );
-      return (await listProductsOfOption(tx, accountId, optionId)).map(toOptionProduct);
-    }),
-  );
+): Promise<Versioned<OptionProduct[]>> {
+  return db.transaction().execute(async (tx) => {
+    const option = await lockOption(tx, accountId, bundleId, optionId, null);
+    throwIfProblems(productRuleProblems(products, ''));
+    const existing = await listProductsOfOption(tx, accountId, optionId);
+    throwIfConflicts(productConflicts(products, new Set(existing.map((p) => p.product_id)), ''));
+    const first = await nextProductDisplayOrder(tx, accountId, optionId);
+    await insertRows(tx, 'option_products', productRows(accountId, { bundleId, optionId }, products, first));
+    const all = await listProductsOfOption(tx, accountId, optionId);
+    return { value: all.map(toOptionProduct), version: option.version };
+  });
 }
 
 async function requireOptionProduct(
@@ -386,9 +390,10 @@ export async function updateOptionProduct(
   accountId: string,
   path: { bundleId: string; optionId: string; productId: string },
   body: OptionProductUpdateBody,
-): Promise<OptionProduct> {
+  expected: ExpectedVersions,
+): Promise<Versioned<OptionProduct>> {
   return db.transaction().execute(async (tx) => {
-    await requireOption(tx, accountId, path.bundleId, path.optionId);
+    const option = await lockOption(tx, accountId, path.bundleId, path.optionId, expected);
     const current = await requireOptionProduct(tx, accountId, path.optionId, path.productId);
     const given = body.configuration ?? {};
     const minQuantity = given.minQuantity === undefined ? current.min_quantity : given.minQuantity;
@@ -417,7 +422,7 @@ export async function updateOptionProduct(
       .where('account_id', '=', accountId)
       .where('id', '=', current.id)
       .execute();
-    return toOptionProduct(updated);
+    return { value: toOptionProduct(updated), version: option.version };
   });
 }
 
@@ -429,9 +434,10 @@ export async function removeOptionProduct(
   db: Db,
   accountId: string,
   path: { bundleId: string; optionId: string; productId: string },
-): Promise<OptionProduct[]> {
+  expected: ExpectedVersions,
+): Promise<Versioned<OptionProduct[]>> {
   return db.transaction().execute(async (tx) => {
-    const option = await requireOption(tx, accountId, path.bundleId, path.optionId);
+    const option = await lockOption(tx, accountId, path.bundleId, path.optionId, expected);
     const product = await requireOptionProduct(tx, accountId, path.optionId, path.productId);
     await tx
       .deleteFrom('option_products')
@@ -441,15 +447,12 @@ export async function removeOptionProduct(
     if (option.default_option_product_id === product.id) {
       await tx
         .updateTable('bundle_options')
-        .set({
-          default_option_product_id: null,
-          version: option.version + 1,
-          updated_at: new Date().toISOString(),
-        })
+        .set({ default_option_product_id: null })
         .where('account_id', '=', accountId)
         .where('id', '=', option.id)
         .execute();
     }
-    return (await listProductsOfOption(tx, accountId, path.optionId)).map(toOptionProduct);
+    const remaining = await listProductsOfOption(tx, accountId, path.optionId);
+    return { value: remaining.map(toOptionProduct), version: option.version };
   });
 }

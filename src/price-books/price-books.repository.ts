@@ -38,7 +38,7 @@ export interface NewPriceBook {
   effectiveEndDate: string | null;
 }
 
-/** Inserts a price book and makes it its option's current one. */
+/** Inserts a price book; the caller makes it its option's current one. */
 export async function insertPriceBook(db: Executor, book: NewPriceBook, now: string): Promise<PriceBook> {
   const row: PriceBookRow = {
     account_id: book.accountId,
@@ -54,12 +54,6 @@ export async function insertPriceBook(db: Executor, book: NewPriceBook, now: str
     updated_at: now,
   };
   await db.insertInto('price_books').values(row).execute();
-  await db
-    .updateTable('bundle_options')
-    .set({ price_book_id: book.id, updated_at: now })
-    .where('account_id', '=', book.accountId)
-    .where('id', '=', book.bundleOptionId)
-    .execute();
   return toPriceBook(row);
 }
 
@@ -128,25 +122,6 @@ export async function findPriceBook(
     .executeTakeFirst();
 }
 
-/**
- * Marks the book as changing: a new version, and on PostgreSQL a row lock held to the end of the transaction,
- * so writers of one book (its fields or its entries) take turns. SQLite runs one transaction at a time anyway.
- */
-export async function touchPriceBook(
-  db: Executor,
-  accountId: string,
-  id: string,
-  now: string,
-): Promise<PriceBookRow | undefined> {
-  return db
-    .updateTable('price_books')
-    .set((eb) => ({ version: eb('version', '+', 1), updated_at: now }))
-    .where('account_id', '=', accountId)
-    .where('id', '=', id)
-    .returningAll()
-    .executeTakeFirst();
-}
-
 export async function updatePriceBook(
   db: Executor,
   accountId: string,
@@ -160,19 +135,6 @@ export async function updatePriceBook(
     .where('id', '=', id)
     .returningAll()
     .executeTakeFirstOrThrow();
-}
-
-export async function findOptionName(
-  db: Executor,
-  accountId: string,
-  optionId: string,
-): Promise<{ id: string; name: string } | undefined> {
-  return db
-    .selectFrom('bundle_options')
-    .select(['id', 'name'])
-    .where('account_id', '=', accountId)
-    .where('id', '=', optionId)
-    .executeTakeFirst();
 }
 
 /** The option's products among `productIds`: the products a book of that option may price. */

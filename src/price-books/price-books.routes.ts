@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { expectedVersions, tagged } from '../http/conditional.ts';
 import type { Routes } from '../http/routes.ts';
 import {
   AdjustmentBody,
@@ -60,7 +61,8 @@ export const priceBooksRoutes: Routes = async (app, { db }) => {
       },
     },
     async (request, reply) => {
-      const book = await createPriceBook(db, request.account.id, request.body);
+      const made = await createPriceBook(db, request.account.id, request.body);
+      const book = tagged(reply, made.value.id, made);
       return reply.code(201).header('location', `/v1/pricebooks/${book.id}`).send(book);
     },
   );
@@ -77,7 +79,10 @@ export const priceBooksRoutes: Routes = async (app, { db }) => {
         response: { 200: PriceBook },
       },
     },
-    async (request) => getPriceBook(db, request.account.id, request.params.priceBookId),
+    async (request, reply) => {
+      const { priceBookId } = request.params;
+      return tagged(reply, priceBookId, await getPriceBook(db, request.account.id, priceBookId));
+    },
   );
 
   app.patch(
@@ -95,7 +100,15 @@ export const priceBooksRoutes: Routes = async (app, { db }) => {
         response: { 200: PriceBook, 409: Conflict, 422: RuleViolation },
       },
     },
-    async (request) => patchPriceBook(db, request.account.id, request.params.priceBookId, request.body),
+    async (request, reply) => {
+      const { priceBookId } = request.params;
+      const expected = expectedVersions(request, priceBookId);
+      return tagged(
+        reply,
+        priceBookId,
+        await patchPriceBook(db, request.account.id, priceBookId, request.body, expected),
+      );
+    },
   );
 
   app.delete(
@@ -114,7 +127,9 @@ export const priceBooksRoutes: Routes = async (app, { db }) => {
       },
     },
     async (request, reply) => {
-      await deletePriceBook(db, request.account.id, request.params.priceBookId);
+      const { priceBookId } = request.params;
+      const expected = expectedVersions(request, priceBookId);
+      tagged(reply, priceBookId, await deletePriceBook(db, request.account.id, priceBookId, expected));
       return reply.code(204).send(null);
     },
   );
@@ -137,9 +152,12 @@ export const priceBooksRoutes: Routes = async (app, { db }) => {
         response: { 200: PricesPutResponse, 409: Conflict, 422: RuleViolation },
       },
     },
-    async (request) => ({
-      entries: await putPrices(db, request.account.id, request.params.priceBookId, request.body),
-    }),
+    async (request, reply) => {
+      const { priceBookId } = request.params;
+      const expected = expectedVersions(request, priceBookId);
+      const written = await putPrices(db, request.account.id, priceBookId, request.body, expected);
+      return { entries: tagged(reply, priceBookId, written) };
+    },
   );
 
   app.delete(
@@ -157,7 +175,15 @@ export const priceBooksRoutes: Routes = async (app, { db }) => {
         response: { 200: PricesDeleteResponse, 409: Conflict },
       },
     },
-    async (request) => deletePrices(db, request.account.id, request.params.priceBookId, request.body),
+    async (request, reply) => {
+      const { priceBookId } = request.params;
+      const expected = expectedVersions(request, priceBookId);
+      return tagged(
+        reply,
+        priceBookId,
+        await deletePrices(db, request.account.id, priceBookId, request.body, expected),
+      );
+    },
   );
 
   app.get(
@@ -193,15 +219,17 @@ export const priceBooksRoutes: Routes = async (app, { db }) => {
         response: { 200: AdjustmentResponse },
       },
     },
-    async (request) => ({
-      adjustment: await getAdjustment(
+    async (request, reply) => {
+      const { priceBookId, productId } = request.params;
+      const read = await getAdjustment(
         db,
         request.account.id,
-        request.params.priceBookId,
-        request.params.productId,
+        priceBookId,
+        productId,
         request.query.currency,
-      ),
-    }),
+      );
+      return { adjustment: tagged(reply, priceBookId, read) };
+    },
   );
 
   app.put(
@@ -221,16 +249,19 @@ export const priceBooksRoutes: Routes = async (app, { db }) => {
         response: { 200: AdjustmentResponse, 409: Conflict, 422: RuleViolation },
       },
     },
-    async (request) => ({
-      adjustment: await putAdjustment(
+    async (request, reply) => {
+      const { priceBookId, productId } = request.params;
+      const written = await putAdjustment(
         db,
         request.account.id,
-        request.params.priceBookId,
-        request.params.productId,
+        priceBookId,
+        productId,
         request.query.currency,
         request.body.adjustment,
-      ),
-    }),
+        expectedVersions(request, priceBookId),
+      );
+      return { adjustment: tagged(reply, priceBookId, written) };
+    },
   );
 
   app.delete(
@@ -248,13 +279,16 @@ export const priceBooksRoutes: Routes = async (app, { db }) => {
       },
     },
     async (request, reply) => {
-      await deleteAdjustment(
+      const { priceBookId, productId } = request.params;
+      const deleted = await deleteAdjustment(
         db,
         request.account.id,
-        request.params.priceBookId,
-        request.params.productId,
+        priceBookId,
+        productId,
         request.query.currency,
+        expectedVersions(request, priceBookId),
       );
+      tagged(reply, priceBookId, deleted);
       return reply.code(204).send(null);
     },
   );
@@ -277,14 +311,19 @@ export const priceBooksRoutes: Routes = async (app, { db }) => {
         response: { 200: ProductVariantTable, 409: Conflict, 422: RuleViolation },
       },
     },
-    async (request) =>
-      putProductVariants(
+    async (request, reply) => {
+      const { priceBookId, productId } = request.params;
+      const expected = expectedVersions(request, priceBookId);
+      const table = await putProductVariants(
         db,
         request.account.id,
-        request.params.priceBookId,
-        request.params.productId,
+        priceBookId,
+        productId,
         request.body,
-      ),
+        expected,
+      );
+      return tagged(reply, priceBookId, table);
+    },
   );
 
   app.get(
@@ -301,7 +340,13 @@ export const priceBooksRoutes: Routes = async (app, { db }) => {
         response: { 200: ProductVariantTable },
       },
     },
-    async (request) =>
-      getProductVariants(db, request.account.id, request.params.priceBookId, request.params.productId),
+    async (request, reply) => {
+      const { priceBookId, productId } = request.params;
+      return tagged(
+        reply,
+        priceBookId,
+        await getProductVariants(db, request.account.id, priceBookId, productId),
+      );
+    },
   );
 };

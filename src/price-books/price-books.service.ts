@@ -1,5 +1,5 @@
 import type { Db, Executor } from '../db/database.ts';
-import { isForeignKeyViolation } from '../db/errors.ts';
+import { type ExpectedVersions, lockRoot, type Versioned } from '../db/roots.ts';
 import { AppError, invalid, notFound, type ProblemItem, pointer } from '../http/errors.ts';
 import { newId } from '../ids.ts';
 import { throwIfProblems as throwIfRuleProblems } from '../options/options.service.ts';
@@ -9,7 +9,6 @@ import { decimalPlaces, MAX_PRICE_DECIMALS } from '../pricing/money.ts';
 import { normaliseInstant } from './instants.ts';
 import {
   deleteEntries,
-  findOptionName,
   findOptionProducts,
   findPriceBook,
   findVariants,
@@ -23,7 +22,6 @@ import {
   toPricedProduct,
   toStoredAdjustment,
   toStoredPrice,
-  touchPriceBook,
   updatePriceBook,
   upsertEntries,
   upsertPrices,
@@ -108,9 +106,15 @@ async function readableBook(db: Executor, accountId: string, id: string): Promis
   return book;
 }
 
-/** Opens a write to a book or its entries: 404 if the account has no such book, 409 once it is deleted. */
-async function writableBook(db: Executor, accountId: string, id: string): Promise<PriceBookRow> {
-  const book = await touchPriceBook(db, accountId, id, now());
+/** Opens a write to a book or its entries (see lockRoot): 404 if the account has no such book, 412 when If-Match
+ * is stale, 409 once the book is deleted. */
+async function writableBook(
+  db: Executor,
+  accountId: string,
+  id: string,
+  expected: ExpectedVersions,
+): Promise<PriceBookRow> {
+  const book = await lockRoot(db, 'price_books', { accountId, id }, expected);
   if (!book) throw notFound('Price book', id);
   if (book.is_deleted) {
     throw new AppError(
@@ -160,27 +164,16 @@ async function pricedProducts(
   return productIds.flatMap((id) => products.get(id) ?? []);
 }
 
-/** A product removed from its option mid-write takes its entries along; the write cannot land and is retried. */
-async function guardProductRemoval<T>(write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (error) {
-    if (isForeignKeyViolation(error)) {
-      throw new AppError('conflict', 'A product was removed from the option during this write; try again');
-    }
-    throw error;
-  }
-}
-
-export async function getPriceBook(db: Db, accountId: string, id: string): Promise<PriceBook> {
-  return toPriceBook(await readableBook(db, accountId, id));
+export async function getPriceBook(db: Db, accountId: string, id: string): Promise<Versioned<PriceBook>> {
+  const book = await readableBook(db, accountId, id);
+  return { value: toPriceBook(book), version: book.version };
 }
 
 export async function createPriceBook(
   db: Db,
   accountId: string,
   body: PriceBookCreateBody,
-): Promise<PriceBook> {
+): Promise<Versioned<PriceBook>> {
   const { dates, problems } = normaliseDates(body);
   throwIfProblems(problems);
   const start = dates.effectiveStartDate ?? null;
@@ -191,27 +184,29 @@ export async function createPriceBook(
       item('unknown_reference', '/bundleOptionId', `option ${body.bundleOptionId} does not exist`),
     ]);
   return db.transaction().execute(async (trx) => {
-    const option = await findOptionName(trx, accountId, body.bundleOptionId);
+    // The option's priceBookId changes: a write to the option, which also keeps it from going meanwhile.
+    const option = await lockRoot(trx, 'bundle_options', { accountId, id: body.bundleOptionId }, null);
     if (!option) throw unknownOption();
-    try {
-      return await insertPriceBook(
-        trx,
-        {
-          accountId,
-          id: newId('priceBook'),
-          bundleOptionId: option.id,
-          name: body.name ?? option.name,
-          description: body.description ?? null,
-          effectiveStartDate: start,
-          effectiveEndDate: end,
-        },
-        now(),
-      );
-    } catch (error) {
-      // The option was deleted between the look-up and the insert.
-      if (isForeignKeyViolation(error)) throw unknownOption();
-      throw error;
-    }
+    const book = await insertPriceBook(
+      trx,
+      {
+        accountId,
+        id: newId('priceBook'),
+        bundleOptionId: option.id,
+        name: body.name ?? option.name,
+        description: body.description ?? null,
+        effectiveStartDate: start,
+        effectiveEndDate: end,
+      },
+      now(),
+    );
+    await trx
+      .updateTable('bundle_options')
+      .set({ price_book_id: book.id })
+      .where('account_id', '=', accountId)
+      .where('id', '=', option.id)
+      .execute();
+    return { value: book, version: 1 };
   });
 }
 
@@ -220,11 +215,12 @@ export async function patchPriceBook(
   accountId: string,
   id: string,
   body: PriceBookPatchBody,
-): Promise<PriceBook> {
+  expected: ExpectedVersions,
+): Promise<Versioned<PriceBook>> {
   const { dates, problems } = normaliseDates(body);
   throwIfProblems(problems);
   return db.transaction().execute(async (trx) => {
-    const book = await writableBook(trx, accountId, id);
+    const book = await writableBook(trx, accountId, id, expected);
     const start =
       dates.effectiveStartDate === undefined ? book.effective_start_date : dates.effectiveStartDate;
     const end = dates.effectiveEndDate === undefined ? book.effective_end_date : dates.effectiveEndDate;
@@ -235,16 +231,22 @@ export async function patchPriceBook(
       effective_start_date: start,
       effective_end_date: end,
     });
-    return toPriceBook(updated);
+    return { value: toPriceBook(updated), version: updated.version };
   });
 }
 
-/** Soft delete; deleting a deleted book again changes nothing and succeeds. */
-export async function deletePriceBook(db: Db, accountId: string, id: string): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    const book = await touchPriceBook(trx, accountId, id, now());
+/** Soft delete; deleting a deleted book again succeeds. The book stays, so the answer carries its new ETag. */
+export async function deletePriceBook(
+  db: Db,
+  accountId: string,
+  id: string,
+  expected: ExpectedVersions,
+): Promise<Versioned<null>> {
+  return db.transaction().execute(async (trx) => {
+    const book = await lockRoot(trx, 'price_books', { accountId, id }, expected);
     if (!book) throw notFound('Price book', id);
     if (!book.is_deleted) await updatePriceBook(trx, accountId, id, { is_deleted: true });
+    return { value: null, version: book.version };
   });
 }
 
@@ -315,12 +317,13 @@ export async function putPrices(
   accountId: string,
   id: string,
   body: readonly PriceWrite[],
-): Promise<PricedProduct[]> {
+  expected: ExpectedVersions,
+): Promise<Versioned<PricedProduct[]>> {
   const problems = writeProblems(body);
   if (problems.some((p) => singleFieldCodes.has(p.code))) throwIfProblems(problems);
   const productIds = [...new Set(body.map((w) => w.productId))];
   return db.transaction().execute(async (trx) => {
-    const book = await writableBook(trx, accountId, id);
+    const book = await writableBook(trx, accountId, id, expected);
     const known = new Set(
       (await findOptionProducts(trx, accountId, book.bundle_option_id, productIds)).map((p) => p.product_id),
     );
@@ -370,20 +373,18 @@ export async function putPrices(
           write.adjustment === undefined ? (old?.adjustment ?? null) : toStoredAdjustment(write.adjustment),
       };
     });
-    await guardProductRemoval(async () => {
-      await upsertEntries(
-        trx,
-        productIds.map((productId) => ({
-          account_id: accountId,
-          price_book_id: id,
-          option_id: book.bundle_option_id,
-          product_id: productId,
-          allow_unit_price_editing: flags.get(productId) ?? false,
-        })),
-      );
-      await upsertPrices(trx, rows);
-    });
-    return pricedProducts(trx, book, productIds);
+    await upsertEntries(
+      trx,
+      productIds.map((productId) => ({
+        account_id: accountId,
+        price_book_id: id,
+        option_id: book.bundle_option_id,
+        product_id: productId,
+        allow_unit_price_editing: flags.get(productId) ?? false,
+      })),
+    );
+    await upsertPrices(trx, rows);
+    return { value: await pricedProducts(trx, book, productIds), version: book.version };
   });
 }
 
@@ -392,14 +393,18 @@ export async function deletePrices(
   accountId: string,
   id: string,
   productIds: readonly string[],
-): Promise<{ deleted: string[]; notFound: string[] }> {
+  expected: ExpectedVersions,
+): Promise<Versioned<{ deleted: string[]; notFound: string[] }>> {
   const asked = [...new Set(productIds)];
   return db.transaction().execute(async (trx) => {
-    await writableBook(trx, accountId, id);
+    const book = await writableBook(trx, accountId, id, expected);
     const removed = new Set(await deleteEntries(trx, accountId, id, asked));
     return {
-      deleted: asked.filter((p) => removed.has(p)),
-      notFound: asked.filter((p) => !removed.has(p)),
+      value: {
+        deleted: asked.filter((p) => removed.has(p)),
+        notFound: asked.filter((p) => !removed.has(p)),
+      },
+      version: book.version,
     };
   });
 }
@@ -427,14 +432,14 @@ export async function getAdjustment(
   id: string,
   productId: string,
   currency: string,
-): Promise<Adjustment> {
+): Promise<Versioned<Adjustment>> {
   const book = await readableBook(db, accountId, id);
   if (book.is_deleted) throw entriesNotServed(book);
   const row = await priceRow(db, book, productId, currency);
   const flag = await currentFlag(db, book, productId);
   const adjustment = row && flag !== undefined ? toAdjustment(row.adjustment, flag) : null;
   if (!adjustment) throw noAdjustment(productId, currency);
-  return adjustment;
+  return { value: adjustment, version: book.version };
 }
 
 export async function putAdjustment(
@@ -444,36 +449,35 @@ export async function putAdjustment(
   productId: string,
   currency: string,
   adjustment: Adjustment,
-): Promise<Adjustment> {
+  expected: ExpectedVersions,
+): Promise<Versioned<Adjustment>> {
   throwIfProblems(adjustmentProblems(adjustment, '/adjustment'));
   return db.transaction().execute(async (trx) => {
-    const book = await writableBook(trx, accountId, id);
+    const book = await writableBook(trx, accountId, id, expected);
     await productOfBook(trx, book, productId);
     const flag = adjustment.allowUnitPriceEditing ?? (await currentFlag(trx, book, productId)) ?? false;
     const old = await priceRow(trx, book, productId, currency);
-    await guardProductRemoval(async () => {
-      await upsertEntries(trx, [
-        {
-          account_id: accountId,
-          price_book_id: id,
-          option_id: book.bundle_option_id,
-          product_id: productId,
-          allow_unit_price_editing: flag,
-        },
-      ]);
-      await upsertPrices(trx, [
-        {
-          account_id: accountId,
-          price_book_id: id,
-          product_id: productId,
-          currency,
-          standard_price: old?.standard_price ?? null,
-          list_price: old?.list_price ?? null,
-          adjustment: toStoredAdjustment(adjustment),
-        },
-      ]);
-    });
-    return { ...adjustment, allowUnitPriceEditing: flag };
+    await upsertEntries(trx, [
+      {
+        account_id: accountId,
+        price_book_id: id,
+        option_id: book.bundle_option_id,
+        product_id: productId,
+        allow_unit_price_editing: flag,
+      },
+    ]);
+    await upsertPrices(trx, [
+      {
+        account_id: accountId,
+        price_book_id: id,
+        product_id: productId,
+        currency,
+        standard_price: old?.standard_price ?? null,
+        list_price: old?.list_price ?? null,
+        adjustment: toStoredAdjustment(adjustment),
+      },
+    ]);
+    return { value: { ...adjustment, allowUnitPriceEditing: flag }, version: book.version };
   });
 }
 
@@ -483,12 +487,14 @@ export async function deleteAdjustment(
   id: string,
   productId: string,
   currency: string,
-): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    const book = await writableBook(trx, accountId, id);
+  expected: ExpectedVersions,
+): Promise<Versioned<null>> {
+  return db.transaction().execute(async (trx) => {
+    const book = await writableBook(trx, accountId, id, expected);
     const row = await priceRow(trx, book, productId, currency);
     if (!row?.adjustment) throw noAdjustment(productId, currency);
     await upsertPrices(trx, [{ ...row, adjustment: null }]);
+    return { value: null, version: book.version };
   });
 }
 
@@ -541,33 +547,32 @@ export async function putProductVariants(
   id: string,
   productId: string,
   body: ProductVariantsBody,
-): Promise<ProductVariantTable> {
+  expected: ExpectedVersions,
+): Promise<Versioned<ProductVariantTable>> {
   throwIfProblems(validateVariantDefinition(body).map((v) => item(v.code, v.pointer, v.message)));
   return db.transaction().execute(async (trx) => {
-    const book = await writableBook(trx, accountId, id);
+    const book = await writableBook(trx, accountId, id, expected);
     await productOfBook(trx, book, productId);
-    await guardProductRemoval(async () => {
-      if ((await currentFlag(trx, book, productId)) === undefined) {
-        await upsertEntries(trx, [
-          {
-            account_id: accountId,
-            price_book_id: id,
-            option_id: book.bundle_option_id,
-            product_id: productId,
-            allow_unit_price_editing: false,
-          },
-        ]);
-      }
-      await upsertVariants(trx, {
-        account_id: accountId,
-        price_book_id: id,
-        product_id: productId,
-        is_dynamic: body.isDynamic,
-        template: body.template,
-        properties: JSON.stringify(body.properties),
-      });
+    if ((await currentFlag(trx, book, productId)) === undefined) {
+      await upsertEntries(trx, [
+        {
+          account_id: accountId,
+          price_book_id: id,
+          option_id: book.bundle_option_id,
+          product_id: productId,
+          allow_unit_price_editing: false,
+        },
+      ]);
+    }
+    await upsertVariants(trx, {
+      account_id: accountId,
+      price_book_id: id,
+      product_id: productId,
+      is_dynamic: body.isDynamic,
+      template: body.template,
+      properties: JSON.stringify(body.properties),
     });
-    return variantTableOf(trx, book, productId, body);
+    return { value: await variantTableOf(trx, book, productId, body), version: book.version };
   });
 }
 
@@ -576,14 +581,15 @@ export async function getProductVariants(
   accountId: string,
   id: string,
   productId: string,
-): Promise<ProductVariantTable> {
+): Promise<Versioned<ProductVariantTable>> {
   const book = await readableBook(db, accountId, id);
   if (book.is_deleted) throw entriesNotServed(book);
   const row = await findVariants(db, accountId, id, productId);
   if (!row) throw new AppError('not_found', `Product ${productId} has no variant table in this price book`);
-  return variantTableOf(db, book, productId, {
+  const table = await variantTableOf(db, book, productId, {
     isDynamic: Boolean(row.is_dynamic),
     template: row.template,
     properties: JSON.parse(row.properties) as ProductVariantsBody['properties'],
   });
+  return { value: table, version: book.version };
 }

@@ -1,0 +1,100 @@
+import { type Selectable, sql } from 'kysely';
+import { AppError } from '../http/errors.ts';
+import type { Database, Executor } from './database.ts';
+
+/**
+ * The concurrency roots: every write names one, and its version moves with every change to what it answers for
+ * (a bundle: its list form; an option: itself and its products; a price book: itself and its entries).
+ */
+export type Root = 'bundles' | 'bundle_options' | 'price_books';
+
+/** The versions If-Match accepts: null for any (no If-Match, or `*`), else these (none: nothing can match). */
+export type ExpectedVersions = readonly number[] | null;
+
+/** A response and the version of the root it was read from or written to, for its ETag. */
+export interface Versioned<T> {
+  value: T;
+  version: number;
+}
+
+interface RootKey {
+  accountId: string;
+  id: string;
+  /** An option is found within the bundle its path names, when there is one. */
+  bundleId?: string;
+}
+
+/** The bundle a root of a bundle belongs to, as SQL. */
+const bundleOfRoot = {
+  bundle_options: (key: RootKey) =>
+    key.bundleId === undefined
+      ? sql`(select bundle_id from bundle_options where account_id = ${key.accountId} and id = ${key.id})`
+      : sql`${key.bundleId}`,
+  price_books: (key: RootKey) =>
+    sql`(select o.bundle_id from price_books b join bundle_options o
+          on o.account_id = b.account_id and o.id = b.bundle_option_id
+          where b.account_id = ${key.accountId} and b.id = ${key.id})`,
+};
+
+/**
+ * Takes the write lock of a bundle (its row, on PostgreSQL; SQLite runs one transaction at a time). Every write
+ * inside a bundle takes it first, so writers of one bundle queue there, and since the tree_version triggers
+ * update the bundle row anyway, no write can hold a row of the bundle while waiting for the bundle itself: no
+ * deadlock, deletes of the whole bundle included. Says whether the bundle exists.
+ */
+export async function lockBundle(tx: Executor, accountId: string, bundleId: string): Promise<boolean> {
+  return lockBundleWhere(tx, accountId, sql`${bundleId}`);
+}
+
+async function lockBundleWhere(tx: Executor, accountId: string, bundleId: ReturnType<typeof sql>) {
+  const result = await sql`update bundles set tree_version = tree_version + 1
+    where account_id = ${accountId} and id = ${bundleId}`.execute(tx);
+  return Number(result.numAffectedRows ?? 0) > 0;
+}
+
+/**
+ * Opens a write to a root: one conditional UPDATE moves its version on, and only from a version If-Match allows,
+ * and returns the row as it now is. PostgreSQL re-checks the condition on the locked row, so of concurrent writers
+ * holding the same ETag exactly one matches; SQLite serializes them. Answers undefined when the root does not
+ * exist (the caller's 404), and refuses with 412 when it exists at another version. Must run in the write's
+ * transaction, before anything else of the root is read or written.
+ */
+export async function lockRoot<R extends Root>(
+  tx: Executor,
+  root: R,
+  key: RootKey,
+  expected: ExpectedVersions,
+): Promise<Selectable<Database[R]> | undefined> {
+  if (root !== 'bundles') {
+    await lockBundleWhere(tx, key.accountId, bundleOfRoot[root as Exclude<Root, 'bundles'>](key));
+  }
+  // Typed as the bundles table: the columns used here are common to every root.
+  const table = root as 'bundles';
+  const inScope = sql<boolean>`bundle_id = ${key.bundleId}`;
+  if (expected === null || expected.length > 0) {
+    const row = await tx
+      .updateTable(table)
+      .set((eb) => ({ version: eb('version', '+', 1), updated_at: new Date().toISOString() }))
+      .where('account_id', '=', key.accountId)
+      .where('id', '=', key.id)
+      .$if(key.bundleId !== undefined, (query) => query.where(inScope))
+      .$if(expected !== null, (query) => query.where('version', 'in', expected as number[]))
+      .returningAll()
+      .executeTakeFirst();
+    if (row || expected === null) return row as Selectable<Database[R]> | undefined;
+  }
+  const exists = await tx
+    .selectFrom(table)
+    .select('version')
+    .where('account_id', '=', key.accountId)
+    .where('id', '=', key.id)
+    .$if(key.bundleId !== undefined, (query) => query.where(inScope))
+    .executeTakeFirst();
+  if (exists) {
+    throw new AppError(
+      'precondition_failed',
+      'If-Match names no current version: the resource has changed since it was read; read it again',
+    );
+  }
+  return undefined;
+}

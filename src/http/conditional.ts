@@ -1,0 +1,107 @@
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { ExpectedVersions, Versioned } from '../db/roots.ts';
+import { isApiRoute } from './auth.ts';
+
+// A single resource's ETag names its root and the root's version, so If-Match can be checked in the database
+// by version alone; any other response's is a hash of its bytes. Both are strong: equal tags, equal bytes.
+export function versionTag(id: string, version: number): string {
+  return `"${id}:${version}"`;
+}
+
+export function bytesTag(bytes: string | Buffer): string {
+  return `"${createHash('sha256').update(bytes).digest('base64url')}"`;
+}
+
+/** Sets the ETag of a single-resource response from its root's version, and answers the value. */
+export function tagged<T>(reply: FastifyReply, rootId: string, { value, version }: Versioned<T>): T {
+  reply.header('etag', versionTag(rootId, version));
+  return value;
+}
+
+const entityTag = '(W/)?"[\\x21\\x23-\\x7e\\x80-\\xff]*"';
+const ifMatchPattern = `^\\s*(\\*|${entityTag}(\\s*,\\s*${entityTag})*)\\s*$`;
+
+/** The versions of `rootId` an If-Match header allows. Weak tags never match: If-Match compares strongly. */
+export function expectedVersions(request: FastifyRequest, rootId: string): ExpectedVersions {
+  const header = request.headers['if-match'];
+  if (header === undefined || header.trim() === '*') return null;
+  const versions: number[] = [];
+  for (const [, weak, opaque] of header.matchAll(/(W\/)?"([^"]*)"/g)) {
+    if (weak || opaque === undefined) continue;
+    const at = opaque.lastIndexOf(':');
+    const version = opaque.slice(at + 1);
+    if (at > 0 && opaque.slice(0, at) === rootId && /^[1-9]\d{0,14}$/.test(version))
+      versions.push(Number(version));
+  }
+  return versions;
+}
+
+/** If-None-Match compares weakly: W/"x" and "x" are the same tag. */
+function noneMatch(header: string | undefined, tag: string): boolean {
+  if (header === undefined) return false;
+  if (header.trim() === '*') return true;
+  const opaque = tag.replace(/^W\//, '');
+  return header.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === opaque);
+}
+
+const writeMethods = new Set(['PUT', 'PATCH', 'DELETE']);
+
+const IfMatchHeader = Type.String({
+  pattern: ifMatchPattern,
+  description:
+    'Optimistic concurrency: the ETag of the resource as last read (or a list of them, or *). When it names ' +
+    'no current version, the request changes nothing and answers 412 precondition_failed.',
+});
+
+const IfNoneMatchHeader = Type.String({
+  description: 'The ETag of a copy already held: when it is still current, the answer is 304 with no body',
+});
+
+function withHeader(schema: Record<string, unknown>, name: string, header: unknown): void {
+  const headers = (schema.headers ?? {}) as { properties?: Record<string, unknown> };
+  schema.headers = { ...headers, type: 'object', properties: { ...headers.properties, [name]: header } };
+}
+
+/**
+ * C13: every /v1 GET answers with an ETag (its resource's, or a hash of its bytes) and 304 to a matching
+ * If-None-Match; every PUT, PATCH and DELETE takes If-Match, which the services check as they open the write.
+ */
+export function conditionalRequests(app: FastifyInstance): void {
+  app.addHook('onRoute', (route) => {
+    if (!isApiRoute(route.url)) return;
+    const methods = [route.method].flat();
+    route.schema ??= {};
+    const schema = route.schema as Record<string, unknown>;
+    const response = (schema.response ?? {}) as Record<string, unknown>;
+    if (methods.includes('GET')) {
+      withHeader(schema, 'if-none-match', IfNoneMatchHeader);
+      schema.response = {
+        304: Type.Null({ description: 'Not modified: If-None-Match names the current ETag' }),
+        ...response,
+      };
+    } else if (methods.some((method) => writeMethods.has(method))) {
+      withHeader(schema, 'if-match', IfMatchHeader);
+      schema.response = {
+        412: Type.Ref('Problem', { description: 'If-Match names no current version of the resource' }),
+        ...response,
+      };
+    }
+  });
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (reply.statusCode !== 200 || (request.method !== 'GET' && request.method !== 'HEAD')) return payload;
+    if (!isApiRoute(request.routeOptions.url)) return payload;
+    let tag = reply.getHeader('etag');
+    if (tag === undefined) {
+      if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
+      tag = bytesTag(payload);
+      reply.header('etag', tag);
+    }
+    if (!noneMatch(request.headers['if-none-match'], String(tag))) return payload;
+    reply.code(304);
+    reply.removeHeader('content-type');
+    return null;
+  });
+}

@@ -61,7 +61,7 @@ function requestHash(request: FastifyRequest): string {
 }
 
 type Outcome =
-  | { kind: 'claimed'; token: string }
+  | { kind: 'claimed'; token: string; fresh: boolean }
   | { kind: 'reused' | 'in_flight' }
   | { kind: 'replay'; row: IdempotencyKeysTable };
 
@@ -87,10 +87,7 @@ async function claim(db: Db, accountId: string, key: string, hash: string, now: 
       .values({ account_id: accountId, key, ...claimed })
       .onConflict((c) => c.columns(['account_id', 'key']).doNothing())
       .executeTakeFirst();
-    if (Number(inserted.numInsertedOrUpdatedRows) === 1) {
-      await purgeExpired(db, accountId, at);
-      return { kind: 'claimed', token };
-    }
+    if (Number(inserted.numInsertedOrUpdatedRows) === 1) return { kind: 'claimed', token, fresh: true };
     const row = await db
       .selectFrom('idempotency_keys')
       .selectAll()
@@ -115,7 +112,7 @@ async function claim(db: Db, accountId: string, key: string, hash: string, now: 
         eb.or([eb('expires_at', '<=', at), eb.and([eb('status', 'is', null), eb('locked_until', '<=', at)])]),
       )
       .executeTakeFirst();
-    if (Number(taken.numUpdatedRows) === 1) return { kind: 'claimed', token };
+    if (Number(taken.numUpdatedRows) === 1) return { kind: 'claimed', token, fresh: false };
   }
   return { kind: 'in_flight' };
 }
@@ -164,10 +161,17 @@ export function idempotencyKeys(app: FastifyInstance, db: Db): void {
   app.addHook('preHandler', async (request, reply) => {
     const key = request.headers[headerName];
     if (typeof key !== 'string' || !isIdempotentRoute(request.method, request.routeOptions.url)) return;
-    const outcome = await claim(db, request.account.id, key, requestHash(request), Date.now());
+    const now = Date.now();
+    const outcome = await claim(db, request.account.id, key, requestHash(request), now);
     switch (outcome.kind) {
       case 'claimed':
         request.idempotencyClaim = { key, token: outcome.token };
+        // Housekeeping: failing it must not fail the request, which now holds its claim.
+        if (outcome.fresh) {
+          await purgeExpired(db, request.account.id, iso(now)).catch((error: unknown) =>
+            request.log.warn({ err: error }, 'expired idempotency records not purged'),
+          );
+        }
         return;
       case 'reused':
         throw new AppError(

@@ -28,7 +28,7 @@ export class TokenBuckets {
   readonly #refillMs: number;
   #sweptAt: number;
 
-  constructor(perSecond: number, burst: number, now: () => number = Date.now) {
+  constructor(perSecond: number, burst: number, now: () => number = () => Date.now()) {
     this.perSecond = perSecond;
     this.burst = burst;
     this.#now = now;

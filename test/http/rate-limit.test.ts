@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, before, describe, mock, test } from 'node:test';
 import { type App, buildApp } from '../../src/app.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { TokenBuckets } from '../../src/http/rate-limit.ts';
@@ -141,10 +141,18 @@ describeEachDatabase('rate limit per API key', (ctx) => {
   });
 
   test('tokens come back with time', async () => {
-    assert.equal((await callApp(fast, keys.first, 'GET', '/v1/bundles')).status, 200);
-    assertProblem(await callApp(fast, keys.first, 'GET', '/v1/bundles'), 429, 'rate_limited');
-    await new Promise((resolve) => setTimeout(resolve, 60));
-    assert.equal((await callApp(fast, keys.first, 'GET', '/v1/bundles')).status, 200);
+    // The clock moves only when told, so a slow machine cannot refill the bucket between the first two calls.
+    mock.timers.enable({ apis: ['Date'], now: Date.now() });
+    try {
+      assert.equal((await callApp(fast, keys.first, 'GET', '/v1/bundles')).status, 200);
+      assertProblem(await callApp(fast, keys.first, 'GET', '/v1/bundles'), 429, 'rate_limited');
+      mock.timers.tick(49);
+      assertProblem(await callApp(fast, keys.first, 'GET', '/v1/bundles'), 429, 'rate_limited');
+      mock.timers.tick(11);
+      assert.equal((await callApp(fast, keys.first, 'GET', '/v1/bundles')).status, 200);
+    } finally {
+      mock.timers.reset();
+    }
   });
 
   test('off (the test default): no 429 and no RateLimit headers', async () => {

@@ -177,7 +177,7 @@ export async function buildApp({ config, database }: AppOptions): Promise<App> {
         priceBooksRoutes,
         quotesRoutes,
       ]) {
-        await v1.register(routes, { db });
+        await v1.register(routes, { db, config });
       }
     },
     { prefix: '/v1' },

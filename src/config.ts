@@ -14,6 +14,8 @@ export const Config = Type.Object({
   rateLimitPerSecond: Type.Number({ minimum: 0 }),
   /** Requests a key may make at once after being idle. */
   rateLimitBurst: Type.Integer({ minimum: 1 }),
+  /** Bytes of serialized bundle details kept in memory for reuse; 0 keeps none. */
+  detailsCacheBytes: Type.Integer({ minimum: 0 }),
 });
 export type Config = Static<typeof Config>;
 
@@ -27,6 +29,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const bodyLimit = read('BODY_LIMIT');
   const ratePerSecond = read('RATE_LIMIT_PER_SECOND');
   const rateBurst = read('RATE_LIMIT_BURST');
+  const detailsCacheBytes = read('DETAILS_CACHE_BYTES');
   const candidate = {
     port: port === undefined ? 3000 : Number(port),
     host: read('HOST') ?? '127.0.0.1',
@@ -36,6 +39,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimit: bodyLimit === undefined ? 1024 * 1024 : Number(bodyLimit),
     rateLimitPerSecond: ratePerSecond === undefined ? 100 : Number(ratePerSecond),
     rateLimitBurst: rateBurst === undefined ? 200 : Number(rateBurst),
+    detailsCacheBytes: detailsCacheBytes === undefined ? 32 * 1024 * 1024 : Number(detailsCacheBytes),
   };
   const names: Record<string, string> = {
     port: 'PORT',
@@ -46,6 +50,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimit: 'BODY_LIMIT',
     rateLimitPerSecond: 'RATE_LIMIT_PER_SECOND',
     rateLimitBurst: 'RATE_LIMIT_BURST',
+    detailsCacheBytes: 'DETAILS_CACHE_BYTES',
   };
   const [first] = Value.Errors(Config, candidate);
   if (first) {

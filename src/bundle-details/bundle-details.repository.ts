@@ -165,3 +165,18 @@ export async function loadBundleDetailRows(
 }
 
 export type BundleDetailRows = Awaited<ReturnType<typeof loadBundleDetailRows>>;
+
+/** `version.tree_version` of each of the bundles that exists, by id: one primary-key lookup per id. */
+export async function loadStamps(
+  db: Executor,
+  accountId: string,
+  bundleIds: readonly string[],
+): Promise<Map<string, string>> {
+  const rows = await db
+    .selectFrom('bundles')
+    .select(['id', 'version', 'tree_version'])
+    .where('account_id', '=', accountId)
+    .where('id', 'in', bundleIds)
+    .execute();
+  return new Map(rows.map((row) => [row.id, `${row.version}.${row.tree_version}`]));
+}

@@ -1,8 +1,12 @@
+import type { FastifyReply } from 'fastify';
 import type { Routes } from '../http/routes.ts';
 import { BundleDetailsQuery, BundleDetailsResponse } from './bundle-details.schemas.ts';
-import { getBundleDetails } from './bundle-details.service.ts';
+import { bundleDetailsBytes } from './bundle-details.service.ts';
+import { DetailsCache } from './details-cache.ts';
 
-export const bundleDetailsRoutes: Routes = async (app, { db }) => {
+export const bundleDetailsRoutes: Routes = async (app, { db, config }) => {
+  // One per instance; each stays correct alone, as it checks every answer against the database.
+  const cache = config.detailsCacheBytes > 0 ? new DetailsCache(config.detailsCacheBytes) : null;
   app.get(
     '/bundles-details',
     {
@@ -14,12 +18,17 @@ export const bundleDetailsRoutes: Routes = async (app, { db }) => {
           'Options are split into included (INCLUDED) and addOns (ADD_ON); options and products are ordered by ' +
           'displayOrder, then id. standardPrice, listPrice and adjustments are keyed by ISO 4217 currency and ' +
           'come from the option’s current price book, only when it is not deleted and effective at `at` ' +
-          '(start <= at < end); otherwise they are {}.',
+          '(start <= at < end); otherwise they are {}. The ETag is a hash of the answer: with If-None-Match ' +
+          'naming it, an unchanged answer is a 304.',
         tags: ['Bundles'],
         querystring: BundleDetailsQuery,
         response: { 200: BundleDetailsResponse },
       },
     },
-    async (request) => getBundleDetails(db, request.account.id, request.query),
+    async (request, reply) => {
+      const { body, etag } = await bundleDetailsBytes(db, cache, request.account.id, request.query);
+      // Already serialized: the bytes go out as they are. The response schema documents them in /openapi.json.
+      return (reply as FastifyReply).header('etag', etag).type('application/json; charset=utf-8').send(body);
+    },
   );
 };

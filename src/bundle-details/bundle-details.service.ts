@@ -1,8 +1,9 @@
 import type { Db } from '../db/database.ts';
+import { bytesTag } from '../http/conditional.ts';
 import { invalid } from '../http/errors.ts';
 import { normaliseInstant } from '../price-books/instants.ts';
 import { toAdjustment, toPrice } from '../price-books/price-books.repository.ts';
-import { type BundleDetailRows, loadBundleDetailRows } from './bundle-details.repository.ts';
+import { type BundleDetailRows, loadBundleDetailRows, loadStamps } from './bundle-details.repository.ts';
 import {
   type BundleDetailOption,
   type BundleDetailOptionProduct,
@@ -11,6 +12,7 @@ import {
   type BundleDetailsResponse,
   MAX_BUNDLE_IDS,
 } from './bundle-details.schemas.ts';
+import type { CachedDetails, DetailsCache } from './details-cache.ts';
 
 type Properties = Record<string, string | null>;
 
@@ -115,11 +117,14 @@ function assemble(
   return details;
 }
 
-export async function getBundleDetails(
-  db: Db,
-  accountId: string,
-  query: BundleDetailsQuery,
-): Promise<BundleDetailsResponse> {
+interface DetailsRequest {
+  ids: string[];
+  /** The instant asked for, in stored form; null for now. */
+  at: string | null;
+  names: string[] | null;
+}
+
+function parseQuery(query: BundleDetailsQuery): DetailsRequest {
   const ids = bundleIdsOf(query.bundleIds);
   if (ids.length === 0) {
     throw queryProblem('bundleIds', 'empty_id', 'must be a comma-separated list of ids, none of them empty');
@@ -127,22 +132,91 @@ export async function getBundleDetails(
   if (query.bundleIds.split(',').length > MAX_BUNDLE_IDS) {
     throw queryProblem('bundleIds', 'too_many_ids', `must name at most ${MAX_BUNDLE_IDS} bundles`);
   }
-  let at = new Date().toISOString();
+  let at: string | null = null;
   if (query.at !== undefined) {
-    const normalised = normaliseInstant(query.at);
-    if (normalised === null) {
+    at = normaliseInstant(query.at);
+    if (at === null) {
       throw queryProblem(
         'at',
         'unrepresentable_instant',
         'is not an instant between years 0000 and 9999 in UTC',
       );
     }
-    at = normalised;
   }
   const names = query.properties === undefined ? null : splitList(query.properties).filter((n) => n !== '');
-  const details = assemble(await loadBundleDetailRows(db, accountId, ids, at), projection(names));
-  return {
-    bundles: ids.flatMap((id) => details.get(id) ?? []),
-    notFound: ids.filter((id) => !details.has(id)),
+  return { ids, at, names };
+}
+
+async function answer(db: Db, accountId: string, request: DetailsRequest, at: string) {
+  const rows = await loadBundleDetailRows(db, accountId, request.ids, at);
+  const details = assemble(rows, projection(request.names));
+  const response: BundleDetailsResponse = {
+    bundles: request.ids.flatMap((id) => details.get(id) ?? []),
+    notFound: request.ids.filter((id) => !details.has(id)),
   };
+  return { response, books: rows.books };
+}
+
+export async function getBundleDetails(
+  db: Db,
+  accountId: string,
+  query: BundleDetailsQuery,
+): Promise<BundleDetailsResponse> {
+  const request = parseQuery(query);
+  return (await answer(db, accountId, request, request.at ?? new Date().toISOString())).response;
+}
+
+/**
+ * When the answer next changes by the clock alone: the first start or end, after `at`, of a book it involves (ms).
+ * A book that becomes effective later is then never served as not yet effective, nor one that has ended as live.
+ */
+function nextBoundary(books: BundleDetailRows['books'], at: string): number {
+  let next = Number.POSITIVE_INFINITY;
+  for (const book of books) {
+    if (book.is_deleted) continue;
+    for (const boundary of [book.effective_start_date, book.effective_end_date]) {
+      if (boundary !== null && boundary > at) next = Math.min(next, Date.parse(boundary));
+    }
+  }
+  return next;
+}
+
+function sameStamps(held: Map<string, string>, now: Map<string, string>): boolean {
+  if (held.size !== now.size) return false;
+  for (const [id, stamp] of held) if (now.get(id) !== stamp) return false;
+  return true;
+}
+
+/**
+ * The details answer as bytes, with its ETag. Serialized with JSON.stringify: the response schema's adjustment
+ * union makes fast-json-stringify run a validator per value. Answers for now are kept in `cache`, keyed by the
+ * query as asked, and reused only while every asked bundle's (version, tree_version) is what it was, read again
+ * here in one indexed query, and no book's effective window has opened or closed since. The stamps are read
+ * before the data, so a write landing in between leaves stamps older than the data, and the next request
+ * rebuilds it: an entry can be needlessly dropped, never stale. The triggers keep tree_version in the writing
+ * transaction, so this holds across instances on one database. Answers for another instant (`at`) are not kept.
+ */
+export async function bundleDetailsBytes(
+  db: Db,
+  cache: DetailsCache | null,
+  accountId: string,
+  query: BundleDetailsQuery,
+): Promise<Pick<CachedDetails, 'body' | 'etag'>> {
+  const request = parseQuery(query);
+  if (request.at !== null || cache === null) {
+    const { response } = await answer(db, accountId, request, request.at ?? new Date().toISOString());
+    const body = Buffer.from(JSON.stringify(response));
+    return { body, etag: bytesTag(body) };
+  }
+  const key = JSON.stringify([accountId, query.bundleIds, query.properties ?? null]);
+  const stamps = await loadStamps(db, accountId, request.ids);
+  const now = Date.now();
+  const held = cache.get(key);
+  if (held && now < held.validUntil && sameStamps(held.stamps, stamps)) return held;
+  const at = new Date(now).toISOString();
+  const { response, books } = await answer(db, accountId, request, at);
+  const body = Buffer.from(JSON.stringify(response));
+  const entry = { stamps, body, etag: bytesTag(body), validUntil: nextBoundary(books, at) };
+  cache.set(key, entry);
+  return entry;
 }

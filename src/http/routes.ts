@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 
 /** What every area's route plugin is given: routes stay thin and hand the database to services. */
-export type Routes = FastifyPluginAsyncTypebox<{ db: Db }>;
+export type Routes = FastifyPluginAsyncTypebox<{ db: Db; config: Config }>;

@@ -53,7 +53,13 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
     throw new Error(`no such log line; exit ${child.exitCode}\nstdout:\n${stdout}\nstderr:\n${stderr}`);
   };
 
-  await waitForLog((line) => line.msg === 'cpq is ready');
+  try {
+    await waitForLog((line) => line.msg === 'cpq is ready');
+  } catch (error) {
+    // A server that was slow to start would otherwise live on, unowned, and keep the test process from exiting.
+    child.kill('SIGKILL');
+    throw error;
+  }
   const ready = logs().find((line) => line.msg === 'cpq is ready');
   return {
     child,

@@ -72,8 +72,13 @@ describeEachDatabase('bundles.tree_version triggers', (ctx) => {
       tree,
       'the bundle itself',
     );
-    // Two entries, four prices and a variant table: a move per row.
-    assert.deepEqual(await moves(id, () => insertPriceRows(ctx, base)), { version: 0, tree: 7 }, 'entries');
+    // Two entries, four prices and a variant table in five statements: SQLite moves it per row, PostgreSQL per
+    // statement.
+    assert.deepEqual(
+      await moves(id, () => insertPriceRows(ctx, base)),
+      { version: 0, tree: ctx.dialect === 'sqlite' ? 7 : 5 },
+      'entries',
+    );
 
     const option = { ...at, bundle_id: id, created_at: 'x', updated_at: 'x', version: 1 };
     const made = {

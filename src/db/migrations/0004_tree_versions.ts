@@ -6,47 +6,47 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely';
 // path, present or future, can forget it. bundles.version changes too when the option counts its list form
 // shows change (an option made, deleted, or of another type).
 
-/** How a row of each table finds its bundle; `r` is NEW or OLD. */
-const bundleOf: Record<string, (r: string) => string> = {
-  bundle_options: (r) => `${r}.bundle_id`,
-  option_products: (r) => `${r}.bundle_id`,
-  price_books: (r) =>
-    `(select o.bundle_id from bundle_options o where o.account_id = ${r}.account_id and o.id = ${r}.bundle_option_id)`,
-  price_book_products: (r) =>
-    `(select o.bundle_id from bundle_options o where o.account_id = ${r}.account_id and o.id = ${r}.option_id)`,
-  price_book_prices: (r) => bookBundle(r),
-  product_variants: (r) => bookBundle(r),
-};
+/** How a row of each table reaches its bundle: it names it, or it names its option, or its price book. */
+const tables = {
+  bundle_options: { via: 'bundle', column: 'bundle_id' },
+  option_products: { via: 'bundle', column: 'bundle_id' },
+  price_books: { via: 'option', column: 'bundle_option_id' },
+  price_book_products: { via: 'option', column: 'option_id' },
+  price_book_prices: { via: 'book', column: 'price_book_id' },
+  product_variants: { via: 'book', column: 'price_book_id' },
+} as const;
 
-function bookBundle(r: string): string {
-  return (
-    '(select o.bundle_id from price_books b join bundle_options o on o.account_id = b.account_id and ' +
-    `o.id = b.bundle_option_id where b.account_id = ${r}.account_id and b.id = ${r}.price_book_id)`
-  );
+type Table = keyof typeof tables;
+const tableNames = Object.keys(tables) as Table[];
+const operations = ['insert', 'update', 'delete'] as const;
+
+const viaOption = 'join bundle_options o on o.account_id = r.account_id and o.id = r.';
+const viaBook =
+  'join price_books k on k.account_id = r.account_id and k.id = r.price_book_id ' +
+  'join bundle_options o on o.account_id = k.account_id and o.id = k.bundle_option_id';
+
+/** The joins from a row `r` of the table to the row holding its bundle id, and that id. */
+function pathOf(table: Table): { joins: string; bundle: string } {
+  const { via, column } = tables[table];
+  if (via === 'bundle') return { joins: '', bundle: `r.${column}` };
+  return { joins: via === 'option' ? `${viaOption}${column}` : viaBook, bundle: 'o.bundle_id' };
 }
 
-const operations = [
-  { name: 'insert', row: 'NEW' },
-  { name: 'update', row: 'NEW' },
-  { name: 'delete', row: 'OLD' },
-] as const;
-
-/** The bundle's version moves with its option counts: an option made or deleted, or its type changed. */
-function countsChange(table: string, operation: 'insert' | 'update' | 'delete', dialect: 'sqlite' | 'pg') {
-  if (table !== 'bundle_options') return '0';
-  if (operation !== 'update') return '1';
-  return dialect === 'sqlite' ? '(NEW.type <> OLD.type)' : 'case when NEW.type <> OLD.type then 1 else 0 end';
-}
-
+// SQLite has row triggers only: one per table and operation, finding the row's bundle with a subquery.
 async function sqliteTriggers(db: Kysely<unknown>): Promise<void> {
-  for (const [table, bundle] of Object.entries(bundleOf)) {
-    for (const { name, row } of operations) {
+  for (const table of tableNames) {
+    const { column } = tables[table];
+    const { joins, bundle } = pathOf(table);
+    for (const operation of operations) {
+      const row = operation === 'delete' ? 'OLD' : 'NEW';
+      const source = `(select ${row}.account_id as account_id, ${row}.${column} as ${column})`;
+      const counts =
+        table !== 'bundle_options' ? '0' : operation === 'update' ? '(NEW.type <> OLD.type)' : '1';
       await sql
         .raw(
-          `create trigger ${table}_tree_${name} after ${name} on ${table} for each row begin ` +
-            `update bundles set tree_version = tree_version + 1, ` +
-            `version = version + ${countsChange(table, name, 'sqlite')} ` +
-            `where account_id = ${row}.account_id and id = ${bundle(row)}; end`,
+          `create trigger ${table}_tree_${operation} after ${operation} on ${table} for each row begin ` +
+            `update bundles set tree_version = tree_version + 1, version = version + ${counts} ` +
+            `where account_id = ${row}.account_id and id = (select ${bundle} from ${source} r ${joins}); end`,
         )
         .execute(db);
     }
@@ -62,15 +62,28 @@ async function sqliteTriggers(db: Kysely<unknown>): Promise<void> {
     .execute(db);
 }
 
+// PostgreSQL: statement triggers over transition tables (`changed`, and `before` for updates), so a statement
+// writing many rows of a bundle (a clone, a price list) moves it once, rather than making a row version per row.
 async function postgresTriggers(db: Kysely<unknown>): Promise<void> {
-  const branch = (table: string, name: 'insert' | 'update' | 'delete', row: string) =>
-    `if TG_TABLE_NAME = '${table}' and TG_OP = '${name.toUpperCase()}' then ` +
-    `update bundles set tree_version = tree_version + 1, version = version + ${countsChange(table, name, 'pg')} ` +
-    `where account_id = ${row}.account_id and id = ${bundleOf[table]?.(row)}; return null; end if;`;
-  const branches = Object.keys(bundleOf).flatMap((table) =>
-    operations.map(({ name, row }) => branch(table, name, row)),
-  );
-  // One function for every table: plpgsql plans it per table, so each branch only ever sees its own row type.
+  const bump = (counts: string, from: string) =>
+    `update bundles b set tree_version = b.tree_version + 1, version = b.version + ${counts} from (${from}) c ` +
+    'where b.account_id = c.account_id and b.id = c.bundle_id;';
+  const retyped =
+    'select r.account_id, r.bundle_id, max(case when r.type <> p.type then 1 else 0 end) as retyped from changed r ' +
+    'join before p on p.account_id = r.account_id and p.id = r.id group by r.account_id, r.bundle_id';
+  const branches = tableNames.flatMap((table): [string, string][] => {
+    const { joins, bundle } = pathOf(table);
+    const bundles = `select distinct r.account_id, ${bundle} as bundle_id from changed r ${joins}`;
+    const when = `TG_TABLE_NAME = '${table}'`;
+    if (table !== 'bundle_options') return [[when, bump('0', bundles)]];
+    return [
+      [`${when} and TG_OP = 'UPDATE'`, bump('c.retyped', retyped)],
+      [when, bump('1', bundles)],
+    ];
+  });
+  const chain = branches.map(([when, then], i) => `${i === 0 ? 'if' : 'elsif'} ${when} then ${then}`);
+  // One function for every table: plpgsql plans each statement when first run, so a branch only ever meets the
+  // transition tables of its own table and operation.
   await sql
     .raw(
       `create function cpq_bump_tree_version() returns trigger language plpgsql as $$ begin
@@ -78,7 +91,8 @@ async function postgresTriggers(db: Kysely<unknown>): Promise<void> {
           if NEW.tree_version = OLD.tree_version then NEW.tree_version := OLD.tree_version + 1; end if;
           return NEW;
         end if;
-        ${branches.join('\n        ')}
+        ${chain.join('\n        ')}
+        end if;
         return null;
       end $$`,
     )
@@ -88,13 +102,20 @@ async function postgresTriggers(db: Kysely<unknown>): Promise<void> {
       'create trigger bundles_tree before update on bundles for each row execute function cpq_bump_tree_version()',
     )
     .execute(db);
-  for (const table of Object.keys(bundleOf)) {
-    await sql
-      .raw(
-        `create trigger ${table}_tree after insert or update or delete on ${table} ` +
-          'for each row execute function cpq_bump_tree_version()',
-      )
-      .execute(db);
+  const transitionTables = {
+    insert: 'new table as changed',
+    update: 'old table as before new table as changed',
+    delete: 'old table as changed',
+  };
+  for (const table of tableNames) {
+    for (const operation of operations) {
+      await sql
+        .raw(
+          `create trigger ${table}_tree_${operation} after ${operation} on ${table} ` +
+            `referencing ${transitionTables[operation]} for each statement execute function cpq_bump_tree_version()`,
+        )
+        .execute(db);
+    }
   }
 }
 
@@ -109,9 +130,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
-  for (const table of Object.keys(bundleOf)) {
-    if (postgres) await sql.raw(`drop trigger ${table}_tree on ${table}`).execute(db);
-    else for (const { name } of operations) await sql.raw(`drop trigger ${table}_tree_${name}`).execute(db);
+  for (const table of tableNames) {
+    for (const operation of operations) {
+      await sql.raw(`drop trigger ${table}_tree_${operation}${postgres ? ` on ${table}` : ''}`).execute(db);
+    }
   }
   if (postgres) {
     await sql.raw('drop trigger bundles_tree on bundles').execute(db);

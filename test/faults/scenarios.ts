@@ -62,12 +62,16 @@ async function check(workload: Workload, database: TestDatabase, report: FaultRe
   return report.lost.length + report.problems.length === before;
 }
 
+/** SIGTERM, then SIGKILL if it is still there after 30 s: a server that will not stop fails the run, never hangs it. */
 async function stopServer(server: ServerProcess, report: FaultReport): Promise<void> {
   if (server.child.exitCode !== null || server.child.signalCode !== null) return;
   server.child.kill('SIGTERM');
+  const timer = setTimeout(() => server.child.kill('SIGKILL'), 30_000);
   const exit = await server.exited;
-  if (exit.code !== 0)
-    report.problems.push(`the server exited with ${JSON.stringify(exit)}: ${server.stderr()}`);
+  clearTimeout(timer);
+  if (exit.code !== 0) {
+    report.problems.push(`the server exited with ${JSON.stringify(exit)} after SIGTERM: ${server.stderr()}`);
+  }
 }
 
 /**
@@ -130,14 +134,11 @@ export function sigtermDuringLoad(dialect: Dialect, options: LoadOptions = {}): 
     try {
       const running = workload.run({ haltOnFault: true });
       await until(() => workload.figures.ackedWrites >= writes, 60_000, `${writes} acknowledged writes`);
-      server.child.kill('SIGTERM');
+      const before = report.problems.length;
       report.injected++;
-      const exit = await server.exited;
+      await stopServer(server, report);
       workload.stop();
       await running;
-      const before = report.problems.length;
-      if (exit.code !== 0)
-        report.problems.push(`exit ${JSON.stringify(exit)} after SIGTERM: ${server.stderr()}`);
       const outcomes = new Map(workload.outcomes.map((o) => [o.requestId, o]));
       for (const line of server.logs()) {
         if (line.msg !== 'incoming request') continue;

@@ -20,33 +20,35 @@ type Table = keyof typeof tables;
 const tableNames = Object.keys(tables) as Table[];
 const operations = ['insert', 'update', 'delete'] as const;
 
-const viaOption = 'join bundle_options o on o.account_id = r.account_id and o.id = r.';
-const viaBook =
-  'join price_books k on k.account_id = r.account_id and k.id = r.price_book_id ' +
-  'join bundle_options o on o.account_id = k.account_id and o.id = k.bundle_option_id';
-
-/** The joins from a row `r` of the table to the row holding its bundle id, and that id. */
-function pathOf(table: Table): { joins: string; bundle: string } {
+/**
+ * The bundle id of row `row` (NEW, OLD, or an alias) of the table: its own column, or a primary-key lookup of its
+ * option, or of its price book and that book's option. A lookup per row (or per distinct parent) stays an index
+ * probe whatever the planner knows of the tables; a join can make it scan them on every statement.
+ */
+function bundleOf(table: Table, row: string): string {
   const { via, column } = tables[table];
-  if (via === 'bundle') return { joins: '', bundle: `r.${column}` };
-  return { joins: via === 'option' ? `${viaOption}${column}` : viaBook, bundle: 'o.bundle_id' };
+  if (via === 'bundle') return `${row}.${column}`;
+  if (via === 'option') {
+    return `(select o.bundle_id from bundle_options o where o.account_id = ${row}.account_id and o.id = ${row}.${column})`;
+  }
+  return (
+    '(select o.bundle_id from price_books k join bundle_options o on o.account_id = k.account_id and ' +
+    `o.id = k.bundle_option_id where k.account_id = ${row}.account_id and k.id = ${row}.${column})`
+  );
 }
 
 // SQLite has row triggers only: one per table and operation, finding the row's bundle with a subquery.
 async function sqliteTriggers(db: Kysely<unknown>): Promise<void> {
   for (const table of tableNames) {
-    const { column } = tables[table];
-    const { joins, bundle } = pathOf(table);
     for (const operation of operations) {
       const row = operation === 'delete' ? 'OLD' : 'NEW';
-      const source = `(select ${row}.account_id as account_id, ${row}.${column} as ${column})`;
       const counts =
         table !== 'bundle_options' ? '0' : operation === 'update' ? '(NEW.type <> OLD.type)' : '1';
       await sql
         .raw(
           `create trigger ${table}_tree_${operation} after ${operation} on ${table} for each row begin ` +
             `update bundles set tree_version = tree_version + 1, version = version + ${counts} ` +
-            `where account_id = ${row}.account_id and id = (select ${bundle} from ${source} r ${joins}); end`,
+            `where account_id = ${row}.account_id and id = ${bundleOf(table, row)}; end`,
         )
         .execute(db);
     }
@@ -72,8 +74,8 @@ async function postgresTriggers(db: Kysely<unknown>): Promise<void> {
     'select r.account_id, r.bundle_id, max(case when r.type <> p.type then 1 else 0 end) as retyped from changed r ' +
     'join before p on p.account_id = r.account_id and p.id = r.id group by r.account_id, r.bundle_id';
   const branches = tableNames.flatMap((table): [string, string][] => {
-    const { joins, bundle } = pathOf(table);
-    const bundles = `select distinct r.account_id, ${bundle} as bundle_id from changed r ${joins}`;
+    const parents = `select distinct account_id, ${tables[table].column} from changed`;
+    const bundles = `select distinct r.account_id, ${bundleOf(table, 'r')} as bundle_id from (${parents}) r`;
     const when = `TG_TABLE_NAME = '${table}'`;
     if (table !== 'bundle_options') return [[when, bump('0', bundles)]];
     return [

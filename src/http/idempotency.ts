@@ -10,7 +10,8 @@ export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
 export const IDEMPOTENCY_TTL_HOURS = 24;
 /**
  * How long a claim holds without an answer. Well beyond the 15 s statement timeout, so a claim outlives its lease
- * only when the process that made it died; a retry then takes the key over instead of waiting out the 24 hours.
+ * only when its request never finished (the process died, or the answer could not be recorded); a retry then takes
+ * the key over instead of waiting out the 24 hours.
  */
 export const IDEMPOTENCY_LEASE_MS = 60_000;
 const PURGE_BATCH = 100;

@@ -309,14 +309,14 @@ async function runScenarios(
     const answer = await fetch(`${service.baseUrl}${copied}`, { headers: { 'x-api-key': key } });
     ceiling = await startCeiling(Buffer.from(await answer.arrayBuffer()));
   }
+  const planned = scenarios.map((scenario) => {
+    const onCeiling = scenario.copyOf !== undefined && ceiling !== null;
+    const baseUrl = onCeiling && ceiling ? ceiling.baseUrl : service.baseUrl;
+    const headers: Record<string, string> = onCeiling ? {} : { 'x-api-key': key };
+    const { method, body } = scenario;
+    return { scenario, onCeiling, target: { url: `${baseUrl}${scenario.path}`, method, body, headers } };
+  });
   try {
-    const planned = scenarios.map((scenario) => {
-      const onCeiling = scenario.copyOf !== undefined && ceiling !== null;
-      const baseUrl = onCeiling && ceiling ? ceiling.baseUrl : service.baseUrl;
-      const headers: Record<string, string> = onCeiling ? {} : { 'x-api-key': key };
-      const { method, body } = scenario;
-      return { scenario, onCeiling, target: { url: `${baseUrl}${scenario.path}`, method, body, headers } };
-    });
     for (const { scenario, target } of planned) {
       const { status, text } = await call(target);
       if (status !== 200 || !scenario.check(JSON.parse(text))) {
@@ -345,6 +345,29 @@ async function runScenarios(
   } finally {
     await ceiling?.stop();
   }
+  const page = (name: string) => planned.find((p) => p.scenario.name === name)?.target;
+  const first = page('list-first-page');
+  const deep = page('list-deep-page');
+  if (first && deep) result.pagination = await sideBySide(service, first, deep);
+}
+
+/**
+ * The first and the deep page driven at the same time, half the connections each: whatever the shared machine
+ * does meanwhile, both pages see it, so their ratio does not drift with it as two runs in a row would.
+ */
+async function sideBySide(service: ServiceUnderTest, first: Target, deep: Target) {
+  await service.idle();
+  const both = (seconds: number) =>
+    Promise.all(
+      [first, deep].map((target) => measure(target, { connections: settings.connections / 2, seconds })),
+    );
+  progress.phase(`first and deep page side by side: warm-up ${settings.warmupSeconds} s`);
+  const warm = await both(settings.warmupSeconds);
+  progress.phase(`first and deep page side by side: measuring ${settings.seconds} s`);
+  const [firstPage, deepPage] = await both(settings.seconds);
+  if (!firstPage || !deepPage) throw new BenchError('side-by-side pages measured nothing');
+  const warmFailures = warm.reduce((sum, m) => sum + m.failures, 0);
+  return { firstPage, deepPage, failures: firstPage.failures + deepPage.failures + warmFailures };
 }
 
 async function measureGrowth(
@@ -356,9 +379,13 @@ async function measureGrowth(
 ) {
   const headers = { 'x-api-key': key };
   progress.phase('details by option products, one request at a time');
+  // An explicit instant (the same for every request) makes the service build each answer rather than reuse one.
+  const at = encodeURIComponent(new Date().toISOString());
   for (const bundle of seeded.filter((b) => b.kind === 'probe')) {
     const url = `${service.baseUrl}/v1/bundles-details?bundleIds=${bundle.id}`;
     result.detailsBySize.push(await sequential(service, bundle.productCount, { url, headers }));
+    const built = { url: `${url}&at=${at}`, headers };
+    result.detailsBuiltBySize.push(await sequential(service, bundle.productCount, built));
   }
   const firstPage = { url: `${service.baseUrl}/v1/bundles?limit=${pageSize}`, headers };
   progress.phase(`first page at ${seeded.length.toLocaleString('en-US')} bundles, one request at a time`);
@@ -401,7 +428,9 @@ async function benchDatabase(dialect: Dialect): Promise<DatabaseResult> {
       peakRssBytes: 0,
       startRssBytes: service.startRssBytes,
       serviceRestarts: 0,
+      pagination: null,
       detailsBySize: [],
+      detailsBuiltBySize: [],
       listBySize: [],
       extraLoad: null,
       targets: [],
@@ -420,11 +449,9 @@ async function benchDatabase(dialect: Dialect): Promise<DatabaseResult> {
     }
     result.serviceRestarts = service.restarts;
     result.peakRssBytes = service.peakRssBytes();
-    result.targets = evaluateTargets(result.scenarios, result.peakRssBytes, {
+    result.targets = evaluateTargets(result.scenarios, result.pagination, result.peakRssBytes, {
       ceiling: 'ceiling',
       details: 'details-1-large',
-      first: 'list-first-page',
-      deep: 'list-deep-page',
     });
     return result;
   } finally {
@@ -468,11 +495,19 @@ try {
   process.exit(1);
 }
 results.seconds = Math.round((Date.now() - started.getTime()) / 1000);
-const failed = results.databases.flatMap((db) =>
-  [...db.scenarios, ...db.detailsBySize, ...db.listBySize]
-    .filter((s) => s.failures > 0)
-    .map((s) => `${db.dialect} ${'name' in s ? s.name : `size ${s.size}`}: ${s.failures}`),
-);
+const failed = results.databases.flatMap((db) => {
+  const counts: [string, number][] = [
+    ...db.scenarios.map((s): [string, number] => [s.name, s.failures]),
+    ['first and deep page side by side', db.pagination?.failures ?? 0],
+    ...db.detailsBySize.map((p): [string, number] => [`details of ${p.size} products`, p.failures]),
+    ...db.detailsBuiltBySize.map((p): [string, number] => [
+      `built details of ${p.size} products`,
+      p.failures,
+    ]),
+    ...db.listBySize.map((p): [string, number] => [`first page of ${p.size} bundles`, p.failures]),
+  ];
+  return counts.filter(([, n]) => n > 0).map(([what, n]) => `${db.dialect} ${what}: ${n}`);
+});
 if (failed.length > 0) results.status = 'failed';
 
 mkdirSync(resultsDir, { recursive: true });

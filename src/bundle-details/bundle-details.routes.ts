@@ -20,7 +20,7 @@ export const bundleDetailsRoutes: Routes = async (app, { db, config }) => {
           'come from the option’s current price book, only when it is not deleted and effective at `at` ' +
           '(start <= at < end); otherwise they are {}. The ETag is a hash of the answer: with If-None-Match ' +
           'naming it, an unchanged answer is a 304.',
-        tags: ['Bundles'],
+        tags: ['bundles'],
         querystring: BundleDetailsQuery,
         response: { 200: BundleDetailsResponse },
       },

@@ -5,6 +5,7 @@ import {
   type Problem,
   type ProblemCode,
   type ProblemItem,
+  pointerToken,
   problemCodes,
   problemType,
 } from './errors.ts';
@@ -23,6 +24,8 @@ interface AjvError {
   instancePath: string;
   message?: string;
   params: Record<string, unknown>;
+  /** Set by Ajv on the errors of a name that propertyNames rejected. */
+  propertyName?: string;
 }
 
 function ajvItems(errors: AjvError[], context: ValidationContext): ProblemItem[] {
@@ -30,16 +33,22 @@ function ajvItems(errors: AjvError[], context: ValidationContext): ProblemItem[]
   const items: ProblemItem[] = [];
   for (const error of errors) {
     // anyOf/oneOf report the summary after the branch errors; the branch errors say more.
-    if (error.keyword === 'anyOf' || error.keyword === 'oneOf' || error.keyword === 'if') continue;
+    // So does propertyNames: the error on the name itself follows, carrying the name.
+    if (['anyOf', 'oneOf', 'if', 'propertyNames'].includes(error.keyword)) continue;
     let at = error.instancePath;
-    if (error.keyword === 'required') at += `/${String(error.params.missingProperty)}`;
-    if (error.keyword === 'additionalProperties') at += `/${String(error.params.additionalProperty)}`;
+    if (error.keyword === 'required') at += `/${pointerToken(String(error.params.missingProperty))}`;
+    if (error.keyword === 'additionalProperties')
+      at += `/${pointerToken(String(error.params.additionalProperty))}`;
+    const propertyName = error.propertyName;
+    if (typeof propertyName === 'string') at += `/${pointerToken(propertyName)}`;
     const message =
       error.keyword === 'required'
         ? 'is required'
         : error.keyword === 'additionalProperties'
           ? 'is not a known field'
-          : (error.message ?? 'is not valid');
+          : typeof propertyName === 'string'
+            ? `name ${error.message ?? 'is not valid'}`
+            : (error.message ?? 'is not valid');
     const key = `${at} ${message}`;
     if (seen.has(key)) continue;
     seen.add(key);

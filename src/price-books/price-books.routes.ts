@@ -34,7 +34,7 @@ import {
   searchPricedProducts,
 } from './price-books.service.ts';
 
-const tags = ['Price books'];
+const tags = ['price-books'];
 const NoContent = Type.Null({ description: 'No content' });
 const Conflict = Type.Ref('Problem', { description: 'The price book is deleted and can no longer change' });
 const RuleViolation = Type.Ref('Problem', {

@@ -141,6 +141,17 @@ describeEachDatabase('problem responses', (ctx) => {
     }
   });
 
+  test('pointers escape field names and reach into property maps', async () => {
+    const result = await ctx.call('POST', '/v1/bundles', {
+      body: { header: { productId: 'p', properties: { ['x'.repeat(201)]: 'a' } }, 'a/b~c': 1 },
+    });
+    assertProblem(result, 400, 'validation_failed');
+    assert.deepEqual(result.body.errors.map((e: { pointer: string }) => e.pointer).sort(), [
+      '/a~1b~0c',
+      `/header/properties/${'x'.repeat(201)}`,
+    ]);
+  });
+
   test('query and path violations point into the query and the path', async () => {
     const result = await ctx.call('GET', '/v1/problem-probe/items/nope', { query: { limit: '0' } });
     assertProblem(result, 400, 'validation_failed');

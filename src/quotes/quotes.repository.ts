@@ -4,9 +4,9 @@ import { toAdjustment } from '../price-books/price-books.repository.ts';
 import type { CatalogueBundle, CatalogueOption, CatalogueProduct } from './quotes.engine.ts';
 
 /**
- * The bundles a quote names, with prices in its currency from price books live at `at`: the bundle details'
- * four queries, and a fifth for the state of each option's price book, which the details leave out but a
- * quote reports (deleted, or not effective at `at`). Bundles the account does not have are absent.
+ * The bundles a quote names, with prices in its currency from price books live at `at`, through the bundle
+ * details' four queries; each option's current book comes with its state, which a quote reports (deleted, or not
+ * effective at `at`). Bundles the account does not have are absent.
  */
 export async function loadQuoteCatalogue(
   db: Executor,
@@ -16,24 +16,12 @@ export async function loadQuoteCatalogue(
   currency: string,
 ): Promise<Map<string, CatalogueBundle>> {
   const rows = await loadBundleDetailRows(db, accountId, bundleIds, at, currency);
-  const bookIds = [
-    ...new Set(rows.options.flatMap((o) => (o.price_book_id === null ? [] : [o.price_book_id]))),
-  ];
-  const books =
-    bookIds.length === 0
-      ? []
-      : await db
-          .selectFrom('price_books')
-          .select(['id', 'is_deleted', 'effective_start_date', 'effective_end_date'])
-          .where('account_id', '=', accountId)
-          .where('id', 'in', bookIds)
-          .execute();
   const bookById = new Map(
-    books.map((b) => [
+    rows.books.map((b) => [
       b.id,
       {
         id: b.id,
-        isDeleted: Boolean(b.is_deleted),
+        isDeleted: b.is_deleted,
         effectiveStartDate: b.effective_start_date,
         effectiveEndDate: b.effective_end_date,
       },

@@ -3,7 +3,8 @@ declare module 'autocannon' {
   import type { EventEmitter } from 'node:events';
 
   interface Options {
-    url: string;
+    /** Several URLs share the connections, dealt out in turn. */
+    url: string | string[];
     method?: 'GET' | 'POST';
     headers?: Record<string, string>;
     body?: string;
@@ -25,7 +26,7 @@ declare module 'autocannon' {
   interface Instance extends EventEmitter, PromiseLike<Result> {
     on(
       event: 'response',
-      listener: (client: unknown, statusCode: number, bytes: number, ms: number) => void,
+      listener: (client: { opts: { path: string } }, statusCode: number, bytes: number, ms: number) => void,
     ): this;
     on(event: 'tick', listener: (sample: { counter: number; bytes: number }) => void): this;
   }

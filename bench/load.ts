@@ -33,41 +33,73 @@ function percentile(sorted: Float64Array, q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] as number;
 }
 
-export async function measure(target: Target, run: Run): Promise<Measurement> {
-  const latencies: number[] = [];
+const pathOf = (url: string) => {
+  const { pathname, search } = new URL(url);
+  return `${pathname}${search}`;
+};
+
+/**
+ * Drives several targets (method, headers and body of the first) with one autocannon instance, its connections
+ * dealt out in turn, so that each target sees the same service and the same machine at the same moment.
+ * Connection errors and unanswered requests cannot be told apart by target: they are counted for the whole run.
+ */
+export async function measureTogether(
+  targets: Target[],
+  run: Run,
+): Promise<{ each: Measurement[]; failures: number }> {
+  const [first] = targets;
+  if (!first) throw new Error('nothing to measure');
+  const seen = new Map(
+    targets.map((t) => [pathOf(t.url), { latencies: [] as number[], codes: new Map<number, number>() }]),
+  );
   const instance = autocannon({
-    url: target.url,
-    method: target.method ?? 'GET',
+    url: targets.map((t) => t.url),
+    method: first.method ?? 'GET',
     headers: {
-      ...target.headers,
-      ...(target.body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...first.headers,
+      ...(first.body === undefined ? {} : { 'content-type': 'application/json' }),
     },
-    body: target.body,
+    body: first.body,
     connections: run.connections,
     duration: run.seconds,
     timeout: 10,
   });
   let elapsed = 0;
-  instance.on('response', (_client, _status, _bytes, ms) => {
-    latencies.push(ms);
+  let answered = 0;
+  instance.on('response', (client, status, _bytes, ms) => {
+    const target = seen.get(client.opts.path);
+    target?.latencies.push(ms);
+    target?.codes.set(status, (target.codes.get(status) ?? 0) + 1);
+    answered++;
   });
   instance.on('tick', ({ counter }) => {
     elapsed++;
     run.onSecond?.(elapsed, counter);
   });
   const result = await instance;
-  const sorted = Float64Array.from(latencies).sort();
-  const statusCodes = Object.fromEntries(
-    Object.entries(result.statusCodeStats).map(([code, { count }]) => [code, count]),
-  );
-  return {
-    requests: latencies.length,
-    seconds: result.duration,
-    requestsPerSecond: latencies.length / result.duration,
-    p50Ms: percentile(sorted, 0.5),
-    p99Ms: percentile(sorted, 0.99),
-    failures: result.errors + result.non2xx,
-    unanswered: result.requests.sent - latencies.length - result.errors,
-    statusCodes,
-  };
+  const unanswered = result.requests.sent - answered - result.errors;
+  const each = targets.map((t): Measurement => {
+    const { latencies, codes } = seen.get(pathOf(t.url)) ?? { latencies: [], codes: new Map() };
+    const sorted = Float64Array.from(latencies).sort();
+    const outside2xx = [...codes].reduce(
+      (n, [code, count]) => n + (code >= 200 && code < 300 ? 0 : count),
+      0,
+    );
+    return {
+      requests: latencies.length,
+      seconds: result.duration,
+      requestsPerSecond: latencies.length / result.duration,
+      p50Ms: percentile(sorted, 0.5),
+      p99Ms: percentile(sorted, 0.99),
+      failures: outside2xx + (targets.length === 1 ? result.errors : 0),
+      unanswered,
+      statusCodes: Object.fromEntries(codes),
+    };
+  });
+  return { each, failures: result.errors + result.non2xx };
+}
+
+export async function measure(target: Target, run: Run): Promise<Measurement> {
+  const { each } = await measureTogether([target], run);
+  return each[0] as Measurement;
 }

@@ -234,7 +234,7 @@ export function toMarkdown(results: Results): string {
       const side = (m: Measurement) =>
         `${fixed(m.requestsPerSecond, 0)} req/s, p50 ${fixed(m.p50Ms, 2)} ms, p99 ${fixed(m.p99Ms, 2)} ms`;
       lines.push(
-        `Side by side, half the connections each: first page ${side(db.pagination.firstPage)}; ` +
+        `Side by side, connections interleaved: first page ${side(db.pagination.firstPage)}; ` +
           `deep page ${side(db.pagination.deepPage)}; ${db.pagination.failures} errors/non-2xx.`,
         '',
       );

@@ -24,7 +24,7 @@ import {
   type SeededProduct,
   tinyPlan,
 } from './catalogue.ts';
-import { measure, type Target } from './load.ts';
+import { measure, measureTogether, type Target } from './load.ts';
 import { type Child, peakRss, repoRoot, resetPeakRss, ServiceUnderTest, startCeiling } from './processes.ts';
 import { summarizeProfiles } from './profile-summary.ts';
 import { progress } from './progress.ts';
@@ -352,22 +352,19 @@ async function runScenarios(
 }
 
 /**
- * The first and the deep page driven at the same time, half the connections each: whatever the shared machine
- * does meanwhile, both pages see it, so their ratio does not drift with it as two runs in a row would.
+ * The first and the deep page driven together, their connections interleaved: whatever the shared machine does
+ * meanwhile, both pages see it, so their ratio does not drift with it as two runs in a row would.
  */
 async function sideBySide(service: ServiceUnderTest, first: Target, deep: Target) {
   await service.idle();
-  const both = (seconds: number) =>
-    Promise.all(
-      [first, deep].map((target) => measure(target, { connections: settings.connections / 2, seconds })),
-    );
+  const load = { connections: settings.connections };
   progress.phase(`first and deep page side by side: warm-up ${settings.warmupSeconds} s`);
-  const warm = await both(settings.warmupSeconds);
+  const warm = await measureTogether([first, deep], { ...load, seconds: settings.warmupSeconds });
   progress.phase(`first and deep page side by side: measuring ${settings.seconds} s`);
-  const [firstPage, deepPage] = await both(settings.seconds);
+  const { each, failures } = await measureTogether([first, deep], { ...load, seconds: settings.seconds });
+  const [firstPage, deepPage] = each;
   if (!firstPage || !deepPage) throw new BenchError('side-by-side pages measured nothing');
-  const warmFailures = warm.reduce((sum, m) => sum + m.failures, 0);
-  return { firstPage, deepPage, failures: firstPage.failures + deepPage.failures + warmFailures };
+  return { firstPage, deepPage, failures: failures + warm.failures };
 }
 
 async function measureGrowth(

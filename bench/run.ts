@@ -467,11 +467,12 @@ function machine(): Results['machine'] {
   };
 }
 
+/** The commit measured; earlier results, which every run rewrites, do not make the tree count as changed. */
 function commit(): string {
-  const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repoRoot }).toString().trim();
-  const dirty =
-    execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: repoRoot }).length > 0;
-  return dirty ? `${head} (with uncommitted changes)` : head;
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: repoRoot }).toString().trim();
+  const head = git('rev-parse', '--short', 'HEAD');
+  const changed = git('status', '--porcelain', '--untracked-files=no', '--', '.', ':!bench/results');
+  return changed === '' ? head : `${head} (with uncommitted changes)`;
 }
 
 const started = new Date();

@@ -130,7 +130,7 @@ export class ServiceUnderTest {
     this.#options = options;
     this.#port = port;
     this.child = child;
-    this.startRssBytes = statusKiB(child.pid, 'VmRSS') * 1024;
+    this.startRssBytes = residentSetSize(child.pid);
   }
 
   static async start(options: ServiceOptions): Promise<ServiceUnderTest> {
@@ -199,6 +199,11 @@ function statusKiB(pid: number, field: 'VmHWM' | 'VmRSS'): number {
 /** Peak resident set size (VmHWM) in bytes since the process started or since resetPeakRss. */
 export function peakRss(pid: number): number {
   return statusKiB(pid, 'VmHWM') * 1024;
+}
+
+/** Resident set size (VmRSS) in bytes now. */
+export function residentSetSize(pid: number): number {
+  return statusKiB(pid, 'VmRSS') * 1024;
 }
 
 /** Lowers the peak to the current size (Linux clear_refs 5), so the next reading is one scenario's peak. */

@@ -5,6 +5,8 @@ export interface ScenarioResult extends Measurement {
   name: string;
   title: string;
   peakRssBytes: number;
+  /** RSS before the warm-up: the peak minus this is what the scenario added to a process that had run the others. */
+  rssBeforeBytes: number;
   ratioToCeiling: number | null;
 }
 
@@ -189,7 +191,8 @@ export function toMarkdown(results: Results): string {
       .map(([k, v]) => `${k} ${v}`)
       .join(', ')}. Load scenarios: autocannon in the bench process, fixed concurrency, warm-up first; ` +
       'latencies are per response, sub-millisecond. Peak RSS: VmHWM of the measured process, reset before ' +
-      'each scenario. Growth: one request at a time.',
+      'each scenario, with what the scenario added since its warm-up began (one process serves every scenario ' +
+      'in turn, and its heap does not shrink between them). Growth: one request at a time.',
     '',
   ];
   const number = (header: string) => ({ header, right: true });
@@ -207,7 +210,7 @@ export function toMarkdown(results: Results): string {
           number('req/s'),
           number('p50 ms'),
           number('p99 ms'),
-          number('peak RSS MB'),
+          number('peak RSS MB (growth)'),
           number('errors/non-2xx'),
           number('vs ceiling'),
           { header: 'p99 < 50 ms' },
@@ -217,7 +220,7 @@ export function toMarkdown(results: Results): string {
           fixed(s.requestsPerSecond, 0),
           fixed(s.p50Ms, 2),
           fixed(s.p99Ms, 2),
-          mb(s.peakRssBytes),
+          `${mb(s.peakRssBytes)} (+${mb(s.peakRssBytes - s.rssBeforeBytes)})`,
           `${s.failures}${s.requests === 0 ? ' (nothing answered in time)' : ''}`,
           s.ratioToCeiling === null ? 'n/a' : `${fixed(s.ratioToCeiling * 100, 0)}%`,
           verdict(s.p99Ms < p99LimitMs),

@@ -25,7 +25,15 @@ import {
   tinyPlan,
 } from './catalogue.ts';
 import { measure, measureTogether, type Target } from './load.ts';
-import { type Child, peakRss, repoRoot, resetPeakRss, ServiceUnderTest, startCeiling } from './processes.ts';
+import {
+  type Child,
+  peakRss,
+  repoRoot,
+  resetPeakRss,
+  residentSetSize,
+  ServiceUnderTest,
+  startCeiling,
+} from './processes.ts';
 import { summarizeProfiles } from './profile-summary.ts';
 import { progress } from './progress.ts';
 import {
@@ -269,6 +277,7 @@ async function runScenario(
   const stage = (text: string) => (elapsed: number, rps: number) =>
     show(`${text} ${elapsed} s, ${rps} req/s`);
   show(`warm-up ${settings.warmupSeconds} s`, true);
+  const rssBeforeBytes = residentSetSize(measured.child.pid);
   const load = { connections: settings.connections };
   const warm = await measure(target, {
     ...load,
@@ -283,6 +292,7 @@ async function runScenario(
     ...m,
     failures: m.failures + warm.failures,
     peakRssBytes: peakRss(measured.child.pid),
+    rssBeforeBytes,
     ratioToCeiling: ceilingRps === null ? null : m.requestsPerSecond / ceilingRps,
   };
   progress.done(

@@ -166,6 +166,22 @@ export async function loadBundleDetailRows(
 
 export type BundleDetailRows = Awaited<ReturnType<typeof loadBundleDetailRows>>;
 
+/**
+ * When what was read at `at` next changes by the clock alone: the first start or end, after `at`, of a book it
+ * involves (ms). A book that becomes effective later is then never served as not yet effective, nor one that has
+ * ended as live.
+ */
+export function nextBoundary(books: BundleDetailRows['books'], at: string): number {
+  let next = Number.POSITIVE_INFINITY;
+  for (const book of books) {
+    if (book.is_deleted) continue;
+    for (const boundary of [book.effective_start_date, book.effective_end_date]) {
+      if (boundary !== null && boundary > at) next = Math.min(next, Date.parse(boundary));
+    }
+  }
+  return next;
+}
+
 /** `version.tree_version` of each of the bundles that exists, by id: one primary-key lookup per id. */
 export async function loadStamps(
   db: Executor,

@@ -2,11 +2,12 @@ import type { FastifyReply } from 'fastify';
 import type { Routes } from '../http/routes.ts';
 import { BundleDetailsQuery, BundleDetailsResponse } from './bundle-details.schemas.ts';
 import { bundleDetailsBytes } from './bundle-details.service.ts';
-import { DetailsCache } from './details-cache.ts';
+import { type CachedDetails, StampedCache } from './stamped-cache.ts';
 
 export const bundleDetailsRoutes: Routes = async (app, { db, config }) => {
   // One per instance; each stays correct alone, as it checks every answer against the database.
-  const cache = config.detailsCacheBytes > 0 ? new DetailsCache(config.detailsCacheBytes) : null;
+  const cache =
+    config.detailsCacheBytes > 0 ? new StampedCache<CachedDetails>(config.detailsCacheBytes) : null;
   app.get(
     '/bundles-details',
     {

@@ -3,7 +3,12 @@ import { bytesTag } from '../http/conditional.ts';
 import { invalid } from '../http/errors.ts';
 import { normaliseInstant } from '../price-books/instants.ts';
 import { toAdjustment, toPrice } from '../price-books/price-books.repository.ts';
-import { type BundleDetailRows, loadBundleDetailRows, loadStamps } from './bundle-details.repository.ts';
+import {
+  type BundleDetailRows,
+  loadBundleDetailRows,
+  loadStamps,
+  nextBoundary,
+} from './bundle-details.repository.ts';
 import {
   type BundleDetailOption,
   type BundleDetailOptionProduct,
@@ -12,7 +17,7 @@ import {
   type BundleDetailsResponse,
   MAX_BUNDLE_IDS,
 } from './bundle-details.schemas.ts';
-import type { CachedDetails, DetailsCache } from './details-cache.ts';
+import type { CachedDetails, StampedCache } from './stamped-cache.ts';
 
 type Properties = Record<string, string | null>;
 
@@ -167,38 +172,16 @@ export async function getBundleDetails(
 }
 
 /**
- * When the answer next changes by the clock alone: the first start or end, after `at`, of a book it involves (ms).
- * A book that becomes effective later is then never served as not yet effective, nor one that has ended as live.
- */
-function nextBoundary(books: BundleDetailRows['books'], at: string): number {
-  let next = Number.POSITIVE_INFINITY;
-  for (const book of books) {
-    if (book.is_deleted) continue;
-    for (const boundary of [book.effective_start_date, book.effective_end_date]) {
-      if (boundary !== null && boundary > at) next = Math.min(next, Date.parse(boundary));
-    }
-  }
-  return next;
-}
-
-function sameStamps(held: Map<string, string>, now: Map<string, string>): boolean {
-  if (held.size !== now.size) return false;
-  for (const [id, stamp] of held) if (now.get(id) !== stamp) return false;
-  return true;
-}
-
-/**
  * The details answer as bytes, with its ETag. Serialized with JSON.stringify: the response schema's adjustment
  * union makes fast-json-stringify run a validator per value. Answers for now are kept in `cache`, keyed by the
  * query as asked, and reused only while every asked bundle's (version, tree_version) is what it was, read again
- * here in one indexed query, and no book's effective window has opened or closed since. The stamps are read
- * before the data, so a write landing in between leaves stamps older than the data, and the next request
- * rebuilds it: an entry can be needlessly dropped, never stale. The triggers keep tree_version in the writing
- * transaction, so this holds across instances on one database. Answers for another instant (`at`) are not kept.
+ * here in one indexed query, and no book's effective window has opened or closed since (StampedCache.through).
+ * The triggers keep tree_version in the writing transaction, so this holds across instances on one database.
+ * Answers for another instant (`at`) are not kept.
  */
 export async function bundleDetailsBytes(
   db: Db,
-  cache: DetailsCache | null,
+  cache: StampedCache<CachedDetails> | null,
   accountId: string,
   query: BundleDetailsQuery,
 ): Promise<Pick<CachedDetails, 'body' | 'etag'>> {
@@ -211,12 +194,16 @@ export async function bundleDetailsBytes(
   const key = JSON.stringify([accountId, query.bundleIds, query.properties ?? null]);
   const stamps = await loadStamps(db, accountId, request.ids);
   const now = Date.now();
-  const held = cache.get(key);
-  if (held && now < held.validUntil && sameStamps(held.stamps, stamps)) return held;
-  const at = new Date(now).toISOString();
-  const { response, books } = await answer(db, accountId, request, at);
-  const body = Buffer.from(JSON.stringify(response));
-  const entry = { stamps, body, etag: bytesTag(body), validUntil: nextBoundary(books, at) };
-  cache.set(key, entry);
-  return entry;
+  return cache.through(key, stamps, now, async () => {
+    const at = new Date(now).toISOString();
+    const { response, books } = await answer(db, accountId, request, at);
+    const body = Buffer.from(JSON.stringify(response));
+    return {
+      stamps,
+      body,
+      etag: bytesTag(body),
+      validUntil: nextBoundary(books, at),
+      weight: body.byteLength,
+    };
+  });
 }

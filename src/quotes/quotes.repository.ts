@@ -1,4 +1,4 @@
-import { loadBundleDetailRows } from '../bundle-details/bundle-details.repository.ts';
+import { type BundleDetailRows, loadBundleDetailRows } from '../bundle-details/bundle-details.repository.ts';
 import type { Executor } from '../db/database.ts';
 import { toAdjustment } from '../price-books/price-books.repository.ts';
 import type { CatalogueBundle, CatalogueOption, CatalogueProduct } from './quotes.engine.ts';
@@ -14,8 +14,10 @@ export async function loadQuoteCatalogue(
   bundleIds: readonly string[],
   at: string,
   currency: string,
-): Promise<Map<string, CatalogueBundle>> {
+): Promise<{ catalogue: Map<string, CatalogueBundle>; books: BundleDetailRows['books']; weight: number }> {
   const rows = await loadBundleDetailRows(db, accountId, bundleIds, at, currency);
+  // What the catalogue holds, roughly, for a cache to bound itself by: the JSON text it parsed, and objects.
+  let weight = 0;
   const bookById = new Map(
     rows.books.map((b) => [
       b.id,
@@ -30,6 +32,7 @@ export async function loadQuoteCatalogue(
 
   const priceOf = new Map<string, CatalogueProduct['price']>();
   for (const p of rows.prices) {
+    weight += 200 + 2 * (p.adjustment?.length ?? 0);
     priceOf.set(`${p.option_id}\n${p.product_id}`, {
       currency: p.currency,
       standardPrice: p.standard_price,
@@ -41,6 +44,7 @@ export async function loadQuoteCatalogue(
 
   const productsOf = new Map<string, CatalogueProduct[]>();
   for (const p of rows.products) {
+    weight += 300 + 2 * p.properties.length;
     const product: CatalogueProduct = {
       id: p.id,
       productId: p.product_id,
@@ -70,5 +74,5 @@ export async function loadQuoteCatalogue(
     };
     catalogue.get(o.bundle_id)?.options.push(option);
   }
-  return catalogue;
+  return { catalogue, books: rows.books, weight };
 }

@@ -1,13 +1,17 @@
 import { Type } from 'typebox';
+import { StampedCache } from '../bundle-details/stamped-cache.ts';
 import type { Routes } from '../http/routes.ts';
 import { Quote, QuoteRequest } from './quotes.schemas.ts';
-import { quote } from './quotes.service.ts';
+import { type CachedCatalogue, quote } from './quotes.service.ts';
 
 const QuoteInvalid = Type.Ref('Problem', {
   description: 'quote_invalid: the configuration breaks rules; `errors` lists every violation',
 });
 
-export const quotesRoutes: Routes = async (app, { db }) => {
+export const quotesRoutes: Routes = async (app, { db, config }) => {
+  // Bounded like the details cache, and like it checked against the database on every request.
+  const cache =
+    config.detailsCacheBytes > 0 ? new StampedCache<CachedCatalogue>(config.detailsCacheBytes) : null;
   app.post(
     '/quotes/price',
     {
@@ -32,6 +36,6 @@ export const quotesRoutes: Routes = async (app, { db }) => {
         response: { 200: Quote, 422: QuoteInvalid },
       },
     },
-    async (request) => quote(db, request.account.id, request.body),
+    async (request) => quote(db, cache, request.account.id, request.body),
   );
 };

@@ -1,12 +1,28 @@
+import { loadStamps, nextBoundary } from '../bundle-details/bundle-details.repository.ts';
+import type { Stamped, StampedCache } from '../bundle-details/stamped-cache.ts';
 import type { Db } from '../db/database.ts';
 import { invalid } from '../http/errors.ts';
 import { normaliseInstant } from '../price-books/instants.ts';
-import { checkQuoteRequest, priceQuote } from './quotes.engine.ts';
+import { type CatalogueBundle, checkQuoteRequest, priceQuote } from './quotes.engine.ts';
 import { loadQuoteCatalogue } from './quotes.repository.ts';
 import type { Quote, QuoteRequest } from './quotes.schemas.ts';
 
-/** Checks and prices a configuration (C11): a read, so nothing is written. */
-export async function quote(db: Db, accountId: string, request: QuoteRequest): Promise<Quote> {
+/** The bundles of a quote in one currency, as loaded for now. */
+export interface CachedCatalogue extends Stamped {
+  catalogue: Map<string, CatalogueBundle>;
+}
+
+/**
+ * Checks and prices a configuration (C11): a read, so nothing is written. Quotes for now reuse what `cache` holds
+ * for the same bundles and currency while it still holds (StampedCache.through: the bundles' versions and the
+ * books' effective windows, checked on every request); quotes for another instant (`at`) load afresh.
+ */
+export async function quote(
+  db: Db,
+  cache: StampedCache<CachedCatalogue> | null,
+  accountId: string,
+  request: QuoteRequest,
+): Promise<Quote> {
   const problems = checkQuoteRequest(request);
   let at = new Date().toISOString();
   if (request.at !== undefined) {
@@ -24,8 +40,26 @@ export async function quote(db: Db, accountId: string, request: QuoteRequest): P
   }
   if (problems.length > 0) throw invalid('validation_failed', problems);
 
-  const bundleIds = [...new Set(request.bundles.map((b) => b.bundleId))];
-  const catalogue = await loadQuoteCatalogue(db, accountId, bundleIds, at, request.currency);
+  const bundleIds = [...new Set(request.bundles.map((b) => b.bundleId))].sort();
+  let catalogue: Map<string, CatalogueBundle>;
+  if (request.at !== undefined || cache === null) {
+    catalogue = (await loadQuoteCatalogue(db, accountId, bundleIds, at, request.currency)).catalogue;
+  } else {
+    const stamps = await loadStamps(db, accountId, bundleIds);
+    const now = Date.now();
+    at = new Date(now).toISOString();
+    const key = JSON.stringify([accountId, request.currency, bundleIds]);
+    const entry = await cache.through(key, stamps, now, async () => {
+      const loaded = await loadQuoteCatalogue(db, accountId, bundleIds, at, request.currency);
+      return {
+        stamps,
+        catalogue: loaded.catalogue,
+        validUntil: nextBoundary(loaded.books, at),
+        weight: loaded.weight,
+      };
+    });
+    catalogue = entry.catalogue;
+  }
   const outcome = priceQuote(request, catalogue, at);
   if (!outcome.ok) throw invalid('quote_invalid', outcome.violations);
   return outcome.quote;

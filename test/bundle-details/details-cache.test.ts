@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test';
 import type { KyselyPlugin } from 'kysely';
 import { type App, buildApp } from '../../src/app.ts';
 import { getBundleDetails } from '../../src/bundle-details/bundle-details.service.ts';
-import { DetailsCache } from '../../src/bundle-details/details-cache.ts';
+import { type CachedDetails, StampedCache } from '../../src/bundle-details/stamped-cache.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { connect, type DatabaseHandle } from '../../src/db/connect.ts';
 import { type CallOptions, callApp, describeEachDatabase, testConfig } from '../helpers/app.ts';
@@ -17,8 +17,9 @@ test('the cache keeps the most recently used answers within its bytes', () => {
     body: Buffer.alloc(bytes),
     etag: '"x"',
     validUntil: Number.POSITIVE_INFINITY,
+    weight: bytes,
   });
-  const cache = new DetailsCache(2_000);
+  const cache = new StampedCache<CachedDetails>(2_000);
   cache.set('a', entry(500));
   cache.set('b', entry(500));
   assert.equal(cache.size, 2);

@@ -376,7 +376,7 @@ describeEachDatabase('POST /v1/quotes/price', (ctx) => {
       const count = async (bundles: CreatedBundle[]) => {
         queries = 0;
         const request = { currency: 'USD', bundles: bundles.map((b) => body(b, [[1, extras]]).bundles[0]) };
-        const answer = await priceConfiguration(db, 'acme', request);
+        const answer = await priceConfiguration(db, null, 'acme', request);
         assert.equal(answer.lines.length, 3 * bundles.length);
         return queries;
       };

@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { KyselyPlugin } from 'kysely';
+import { type App, buildApp } from '../../src/app.ts';
+import { connect, type DatabaseHandle } from '../../src/db/connect.ts';
+import { callApp, describeEachDatabase, testConfig } from '../helpers/app.ts';
+import { createBundle } from '../helpers/factories.ts';
+
+// Instance A is the context's app; B is a second app with its own connection to the same database, as a second
+// process would be. Quotes go through B, writes through A: B's cached catalogue must never price with old data.
+describeEachDatabase('quote catalogue cache across instances', (ctx) => {
+  let other: App;
+  let handle: DatabaseHandle;
+  let queries = 0;
+
+  before(async () => {
+    handle = connect({ databaseUrl: ctx.database.databaseUrl, sqlitePath: ctx.database.sqlitePath });
+    const counter: KyselyPlugin = {
+      transformQuery: ({ node }) => {
+        queries++;
+        return node;
+      },
+      transformResult: async ({ result }) => result,
+    };
+    other = await buildApp({
+      config: testConfig(),
+      database: { ...handle, db: handle.db.withPlugin(counter) },
+    });
+  });
+
+  after(async () => {
+    await other?.close();
+    await handle?.db.destroy();
+  });
+
+  test('B prices from its cache, and prices, rules and activity changed through A show at once', async () => {
+    const { bundle, options } = await createBundle(ctx);
+    const base = options[0];
+    const book = `/v1/pricebooks/${base.priceBookId}`;
+    const productId = base.products[0].productId;
+    const write = async (method: 'PUT' | 'PATCH', url: string, body: unknown) => {
+      const result = await ctx.call(method, url, { body });
+      assert.ok(result.status < 300, `${method} ${url}: ${result.status} ${result.text}`);
+    };
+    await write('PUT', `${book}/prices`, [{ productId, currency: 'USD', standardPrice: 10 }]);
+    const request = {
+      currency: 'USD',
+      bundles: [
+        { bundleId: bundle.id, options: [{ optionId: base.id, products: [{ productId, quantity: 2 }] }] },
+      ],
+    };
+    const quoteB = async () => {
+      queries = 0;
+      const result = await callApp(other, ctx.key, 'POST', '/v1/quotes/price', { body: request });
+      return { ...result, queries };
+    };
+
+    const first = await quoteB();
+    assert.equal(first.status, 200, first.text);
+    assert.equal(first.body.total, 20);
+    const hit = await quoteB();
+    assert.equal(hit.body.total, 20);
+    assert.equal(hit.queries, 2, 'a hit reads the key and the stamps, nothing else');
+    assert.ok(first.queries > hit.queries);
+
+    await write('PUT', `${book}/prices`, [{ productId, currency: 'USD', standardPrice: 12.5 }]);
+    assert.equal((await quoteB()).body.total, 25, 'a new price');
+
+    await write('PUT', `${book}/products/${productId}/adjustment?currency=USD`, {
+      adjustment: { type: 'percent', amount: 10 },
+    });
+    assert.equal((await quoteB()).body.total, 22.5, 'a new adjustment');
+
+    await write('PUT', `/v1/bundles/${bundle.id}/options/${base.id}/products/${productId}`, {
+      configuration: { maxQuantity: 1 },
+    });
+    const tooMany = await quoteB();
+    assert.equal(tooMany.status, 422, 'a new quantity rule');
+    assert.equal(tooMany.body.errors[0].code, 'quantity_above_max');
+
+    await write('PUT', `/v1/bundles/${bundle.id}/options/${base.id}/products/${productId}`, {
+      configuration: { maxQuantity: null },
+    });
+    await write('PATCH', `/v1/bundles/${bundle.id}`, { isActive: false });
+    const inactive = await quoteB();
+    assert.equal(inactive.status, 422, 'an inactive bundle');
+    assert.equal(inactive.body.errors[0].code, 'bundle_inactive');
+
+    await write('PATCH', `/v1/bundles/${bundle.id}`, { isActive: true });
+    await write('PATCH', book, { effectiveStartDate: new Date(Date.now() + 1500).toISOString() });
+    const notYet = await quoteB();
+    assert.equal(notYet.status, 422, 'a book not yet effective');
+    assert.equal(notYet.body.errors[0].code, 'price_book_not_effective');
+    await new Promise((resolve) => setTimeout(resolve, 1600));
+    const nowEffective = await quoteB();
+    assert.equal(
+      nowEffective.status,
+      200,
+      'the book became effective: the clock alone ends the cached entry',
+    );
+    assert.equal(nowEffective.body.total, 22.5);
+  });
+});

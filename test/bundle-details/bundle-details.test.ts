@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { KyselyPlugin } from 'kysely';
 import { getBundleDetails } from '../../src/bundle-details/bundle-details.service.ts';
 import { describeEachDatabase } from '../helpers/app.ts';
 import { createBundle } from '../helpers/factories.ts';
+import { countingQueries } from '../helpers/query-counter.ts';
 import { problemPointers } from '../price-books/support.ts';
 
 describeEachDatabase('bundle details', (ctx) => {
@@ -280,20 +280,12 @@ describeEachDatabase('bundle details', (ctx) => {
   test('loads with the same few queries whatever the number of bundles', async () => {
     const ids = [];
     for (let i = 0; i < 4; i++) ids.push((await pricedBundle()).bundle.id);
-    let queries = 0;
-    const counter: KyselyPlugin = {
-      transformQuery: ({ node }) => {
-        queries++;
-        return node;
-      },
-      transformResult: async ({ result }) => result,
-    };
-    const db = ctx.db.withPlugin(counter);
+    const counted = countingQueries(ctx.db);
     const count = async (bundleIds: string[]) => {
-      queries = 0;
-      const answer = await getBundleDetails(db, 'acme', { bundleIds: bundleIds.join(',') });
+      counted.take();
+      const answer = await getBundleDetails(counted.db, 'acme', { bundleIds: bundleIds.join(',') });
       assert.equal(answer.bundles.length, bundleIds.length);
-      return queries;
+      return counted.take();
     };
     const one = await count(ids.slice(0, 1));
     assert.equal(one, 4);

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { KyselyPlugin } from 'kysely';
 import { type App, buildApp } from '../../src/app.ts';
 import { getBundleDetails } from '../../src/bundle-details/bundle-details.service.ts';
 import { type CachedDetails, StampedCache } from '../../src/bundle-details/stamped-cache.ts';
@@ -8,6 +7,7 @@ import { ConfigError, loadConfig } from '../../src/config.ts';
 import { connect, type DatabaseHandle } from '../../src/db/connect.ts';
 import { type CallOptions, callApp, describeEachDatabase, testConfig } from '../helpers/app.ts';
 import { createBundle } from '../helpers/factories.ts';
+import { countingQueries } from '../helpers/query-counter.ts';
 
 const missingId = 'bnd_01M7Z4FGHN62EHBXHK2BWGA38Q';
 
@@ -49,20 +49,14 @@ describeEachDatabase('bundle details cache across instances', (ctx) => {
   let other: App;
   let uncached: App;
   let handle: DatabaseHandle;
-  let queries = 0;
+  let counted: ReturnType<typeof countingQueries>;
 
   before(async () => {
     handle = connect({ databaseUrl: ctx.database.databaseUrl, sqlitePath: ctx.database.sqlitePath });
-    const counter: KyselyPlugin = {
-      transformQuery: ({ node }) => {
-        queries++;
-        return node;
-      },
-      transformResult: async ({ result }) => result,
-    };
-    const counted = { ...handle, db: handle.db.withPlugin(counter) };
-    other = await buildApp({ config: testConfig(), database: counted });
-    uncached = await buildApp({ config: testConfig({ detailsCacheBytes: 0 }), database: counted });
+    counted = countingQueries(handle.db);
+    const database = { ...handle, db: counted.db };
+    other = await buildApp({ config: testConfig(), database });
+    uncached = await buildApp({ config: testConfig({ detailsCacheBytes: 0 }), database });
   });
 
   after(async () => {
@@ -73,9 +67,9 @@ describeEachDatabase('bundle details cache across instances', (ctx) => {
 
   /** Details through B, with the number of queries the request ran (a hit: the key and the stamps). */
   async function readB(query: Record<string, string>, options: CallOptions = {}, app = other) {
-    queries = 0;
+    counted.take();
     const result = await callApp(app, ctx.key, 'GET', '/v1/bundles-details', { ...options, query });
-    return { ...result, queries };
+    return { ...result, queries: counted.take() };
   }
 
   const truth = async (query: Record<string, string>) =>

@@ -1,30 +1,24 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { KyselyPlugin } from 'kysely';
 import { type App, buildApp } from '../../src/app.ts';
 import { connect, type DatabaseHandle } from '../../src/db/connect.ts';
 import { callApp, describeEachDatabase, testConfig } from '../helpers/app.ts';
 import { createBundle } from '../helpers/factories.ts';
+import { countingQueries } from '../helpers/query-counter.ts';
 
 // Instance A is the context's app; B is a second app with its own connection to the same database, as a second
 // process would be. Quotes go through B, writes through A: B's cached catalogue must never price with old data.
 describeEachDatabase('quote catalogue cache across instances', (ctx) => {
   let other: App;
   let handle: DatabaseHandle;
-  let queries = 0;
+  let counted: ReturnType<typeof countingQueries>;
 
   before(async () => {
     handle = connect({ databaseUrl: ctx.database.databaseUrl, sqlitePath: ctx.database.sqlitePath });
-    const counter: KyselyPlugin = {
-      transformQuery: ({ node }) => {
-        queries++;
-        return node;
-      },
-      transformResult: async ({ result }) => result,
-    };
+    counted = countingQueries(handle.db);
     other = await buildApp({
       config: testConfig(),
-      database: { ...handle, db: handle.db.withPlugin(counter) },
+      database: { ...handle, db: counted.db },
     });
   });
 
@@ -50,9 +44,9 @@ describeEachDatabase('quote catalogue cache across instances', (ctx) => {
       ],
     };
     const quoteB = async () => {
-      queries = 0;
+      counted.take();
       const result = await callApp(other, ctx.key, 'POST', '/v1/quotes/price', { body: request });
-      return { ...result, queries };
+      return { ...result, queries: counted.take() };
     };
 
     const first = await quoteB();

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
-import type { KyselyPlugin } from 'kysely';
 import type { OptionCreateBody } from '../../src/options/options.schemas.ts';
 import type { Adjustment } from '../../src/pricing/adjustment.schema.ts';
 import { quote as priceConfiguration } from '../../src/quotes/quotes.service.ts';
 import { type CallResult, describeEachDatabase, type TestContext } from '../helpers/app.ts';
 import { type CreatedBundle, createBundle } from '../helpers/factories.ts';
+import { countingQueries } from '../helpers/query-counter.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read response JSON freely and assert on it
 type Json = any;
@@ -364,21 +364,13 @@ describeEachDatabase('POST /v1/quotes/price', (ctx) => {
 
     test('loads with the same four queries whatever the number of bundles', async () => {
       const more = [await createPricedBundle(ctx), await createPricedBundle(ctx)];
-      let queries = 0;
-      const counter: KyselyPlugin = {
-        transformQuery: ({ node }) => {
-          queries++;
-          return node;
-        },
-        transformResult: async ({ result }) => result,
-      };
-      const db = ctx.db.withPlugin(counter);
+      const counted = countingQueries(ctx.db);
       const count = async (bundles: CreatedBundle[]) => {
-        queries = 0;
+        counted.take();
         const request = { currency: 'USD', bundles: bundles.map((b) => body(b, [[1, extras]]).bundles[0]) };
-        const answer = await priceConfiguration(db, null, 'acme', request);
+        const answer = await priceConfiguration(counted.db, null, 'acme', request);
         assert.equal(answer.lines.length, 3 * bundles.length);
-        return queries;
+        return counted.take();
       };
       assert.equal(await count([priced]), 4);
       assert.equal(await count([priced, ...more]), 4);

@@ -112,28 +112,20 @@ export async function copyOptions(
         option_id: newOptionId(e.option_id),
       })),
     );
-    const prices = await tx
-      .selectFrom('price_book_prices')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .where('price_book_id', 'in', sourceBookIds)
-      .execute();
-    await insertRows(
-      tx,
-      'price_book_prices',
-      prices.map((p) => ({ ...p, price_book_id: newBookId(p.price_book_id) })),
-    );
-    const variants = await tx
-      .selectFrom('product_variants')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .where('price_book_id', 'in', sourceBookIds)
-      .execute();
-    await insertRows(
-      tx,
-      'product_variants',
-      variants.map((v) => ({ ...v, price_book_id: newBookId(v.price_book_id) })),
-    );
+    // Prices and variant tables hang off (book, product) alone: a copy differs only in its book.
+    for (const table of ['price_book_prices', 'product_variants'] as const) {
+      const rows = await tx
+        .selectFrom(table)
+        .selectAll()
+        .where('account_id', '=', accountId)
+        .where('price_book_id', 'in', sourceBookIds)
+        .execute();
+      await insertRows(
+        tx,
+        table,
+        rows.map((row) => ({ ...row, price_book_id: newBookId(row.price_book_id) })),
+      );
+    }
   }
   return { options, priceBooks: copiedBooks.map(toPriceBook) };
 }

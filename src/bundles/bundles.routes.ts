@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { ProblemRef } from '../http/common-schemas.ts';
-import { expectedVersions, tagged } from '../http/conditional.ts';
+import { expectedVersions, tagged, taggedWrite } from '../http/conditional.ts';
 import type { Routes } from '../http/routes.ts';
 import { BundlePath } from '../options/options.schemas.ts';
 import {
@@ -93,11 +93,8 @@ export const bundlesRoutes: Routes = async (app, { db }) => {
     },
     async (request, reply) => {
       const { bundleId } = request.params;
-      const expected = expectedVersions(request, bundleId);
-      return tagged(
-        reply,
-        bundleId,
-        await patchBundle(db, request.account.id, bundleId, request.body, expected),
+      return taggedWrite(request, reply, bundleId, (expected) =>
+        patchBundle(db, request.account.id, bundleId, request.body, expected),
       );
     },
   );

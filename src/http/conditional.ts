@@ -20,6 +20,19 @@ export function tagged<T>(reply: FastifyReply, rootId: string, { value, version 
   return value;
 }
 
+/**
+ * A write under If-Match: `write` gets the versions the header allows, and its answer goes out tagged with the
+ * version it left.
+ */
+export async function taggedWrite<T>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  rootId: string,
+  write: (expected: ExpectedVersions) => Promise<Versioned<T>>,
+): Promise<T> {
+  return tagged(reply, rootId, await write(expectedVersions(request, rootId)));
+}
+
 const entityTag = '(W/)?"[\\x21\\x23-\\x7e\\x80-\\xff]*"';
 const ifMatchPattern = `^\\s*(\\*|${entityTag}(\\s*,\\s*${entityTag})*)\\s*$`;
 

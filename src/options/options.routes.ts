@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { ProblemRef } from '../http/common-schemas.ts';
-import { expectedVersions, tagged } from '../http/conditional.ts';
+import { expectedVersions, tagged, taggedWrite } from '../http/conditional.ts';
 import type { Routes } from '../http/routes.ts';
 import {
   BundleOption,
@@ -89,9 +89,9 @@ export const optionsRoutes: Routes = async (app, { db }) => {
     },
     async (request, reply) => {
       const { bundleId, optionId } = request.params;
-      const expected = expectedVersions(request, optionId);
-      const option = await updateOption(db, request.account.id, bundleId, optionId, request.body, expected);
-      return tagged(reply, optionId, option);
+      return taggedWrite(request, reply, optionId, (expected) =>
+        updateOption(db, request.account.id, bundleId, optionId, request.body, expected),
+      );
     },
   );
 
@@ -172,11 +172,8 @@ export const optionsRoutes: Routes = async (app, { db }) => {
     },
     async (request, reply) => {
       const { optionId } = request.params;
-      const expected = expectedVersions(request, optionId);
-      return tagged(
-        reply,
-        optionId,
-        await updateOptionProduct(db, request.account.id, request.params, request.body, expected),
+      return taggedWrite(request, reply, optionId, (expected) =>
+        updateOptionProduct(db, request.account.id, request.params, request.body, expected),
       );
     },
   );
@@ -197,11 +194,8 @@ export const optionsRoutes: Routes = async (app, { db }) => {
     },
     async (request, reply) => {
       const { optionId } = request.params;
-      const expected = expectedVersions(request, optionId);
-      return tagged(
-        reply,
-        optionId,
-        await removeOptionProduct(db, request.account.id, request.params, expected),
+      return taggedWrite(request, reply, optionId, (expected) =>
+        removeOptionProduct(db, request.account.id, request.params, expected),
       );
     },
   );

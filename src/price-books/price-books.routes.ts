@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { expectedVersions, tagged } from '../http/conditional.ts';
+import { expectedVersions, tagged, taggedWrite } from '../http/conditional.ts';
 import type { Routes } from '../http/routes.ts';
 import {
   AdjustmentBody,
@@ -102,11 +102,8 @@ export const priceBooksRoutes: Routes = async (app, { db }) => {
     },
     async (request, reply) => {
       const { priceBookId } = request.params;
-      const expected = expectedVersions(request, priceBookId);
-      return tagged(
-        reply,
-        priceBookId,
-        await patchPriceBook(db, request.account.id, priceBookId, request.body, expected),
+      return taggedWrite(request, reply, priceBookId, (expected) =>
+        patchPriceBook(db, request.account.id, priceBookId, request.body, expected),
       );
     },
   );
@@ -177,11 +174,8 @@ export const priceBooksRoutes: Routes = async (app, { db }) => {
     },
     async (request, reply) => {
       const { priceBookId } = request.params;
-      const expected = expectedVersions(request, priceBookId);
-      return tagged(
-        reply,
-        priceBookId,
-        await deletePrices(db, request.account.id, priceBookId, request.body, expected),
+      return taggedWrite(request, reply, priceBookId, (expected) =>
+        deletePrices(db, request.account.id, priceBookId, request.body, expected),
       );
     },
   );
@@ -313,16 +307,9 @@ export const priceBooksRoutes: Routes = async (app, { db }) => {
     },
     async (request, reply) => {
       const { priceBookId, productId } = request.params;
-      const expected = expectedVersions(request, priceBookId);
-      const table = await putProductVariants(
-        db,
-        request.account.id,
-        priceBookId,
-        productId,
-        request.body,
-        expected,
+      return taggedWrite(request, reply, priceBookId, (expected) =>
+        putProductVariants(db, request.account.id, priceBookId, productId, request.body, expected),
       );
-      return tagged(reply, priceBookId, table);
     },
   );
 

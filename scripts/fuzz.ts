@@ -1,6 +1,7 @@
 // `npm run fuzz`: the long run of test/fuzz (thousands of request chains) on each database, then the faults of
-// test/faults with more cycles, including the PostgreSQL restart that npm test leaves out. Prints progress on
-// stderr and the figures at the end; exits 1 on any failure.
+// test/faults with more cycles, including the PostgreSQL restart that npm test leaves out. Without --seed it draws a
+// new seed per database (npm test runs the committed ones of test/fuzz/seeds.ts). Prints progress on stderr and the
+// figures at the end, with the seed and a replay command for any failure; exits 1 on any failure.
 //   npm run fuzz -- --runs 5000 --db both --kill-cycles 5 [--seed N] [--no-faults]
 import { parseArgs } from 'node:util';
 import { buildApp } from '../src/app.ts';
@@ -116,7 +117,13 @@ for (const [dialect, report] of fuzzReports) {
   console.log(
     `schema-valid requests refused by rules a schema cannot state: ${JSON.stringify(report.refusedValid)}`,
   );
-  for (const failure of report.failures) console.log(`\nFAILURE ${failure}`);
+  for (const failure of report.failures) console.log(`\nFAILURE (seed ${report.seed}) ${failure}`);
+  if (report.failures.length > 0) {
+    console.log(
+      `\nSeed ${report.seed} failed on ${dialect}. Replay: npm run fuzz -- --seed ${report.seed} --runs ${runs} ` +
+        `--db ${dialect} --no-faults; once fixed, add it to test/fuzz/seeds.ts with what it found.`,
+    );
+  }
 }
 if (faultReports.length > 0) console.log('\n## Faults');
 for (const report of faultReports) {

@@ -1,6 +1,13 @@
 import { type Static, Type } from 'typebox';
 import { BundleProduct } from '../bundles/bundles.schemas.ts';
-import { Instant, Nullable, ProductId, Properties } from '../http/common-schemas.ts';
+import {
+  Instant,
+  MAX_PROPERTY_NAME_LENGTH,
+  MAX_PROPERTY_NAMES,
+  Nullable,
+  ProductId,
+  Properties,
+} from '../http/common-schemas.ts';
 import { OptionConfiguration, ProductConfiguration } from '../options/options.schemas.ts';
 import { Adjustment } from '../pricing/adjustment.schema.ts';
 
@@ -16,8 +23,10 @@ export const BundleDetailsQuery = Type.Object({
     Type.String({
       maxLength: 10_000,
       description:
-        'Comma-separated property names. When given, every properties map (header and products) holds exactly ' +
-        'these keys, null where the catalogue value is missing; when absent, every stored property.',
+        `Comma-separated property names, at most ${MAX_PROPERTY_NAMES}, each 1-${MAX_PROPERTY_NAME_LENGTH} ` +
+        'characters once trimmed (as stored names are; 400 otherwise). When given, every properties map (header ' +
+        'and products) holds exactly these keys, null where the catalogue value is missing; when absent, every ' +
+        'stored property.',
     }),
   ),
   at: Type.Optional({

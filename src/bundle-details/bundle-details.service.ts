@@ -1,4 +1,5 @@
 import type { Db } from '../db/database.ts';
+import { MAX_PROPERTY_NAME_LENGTH, MAX_PROPERTY_NAMES } from '../http/common-schemas.ts';
 import { bytesTag } from '../http/conditional.ts';
 import { invalid } from '../http/errors.ts';
 import { normaliseInstant } from '../price-books/instants.ts';
@@ -129,6 +130,23 @@ interface DetailsRequest {
   names: string[] | null;
 }
 
+/** The names asked for, bounded as stored names are, since each is a key of every properties map answered. */
+function propertyNamesOf(text: string): string[] {
+  const names = splitList(text).filter((n) => n !== '');
+  if (names.length > MAX_PROPERTY_NAMES) {
+    throw queryProblem('properties', 'too_many_names', `must name at most ${MAX_PROPERTY_NAMES} properties`);
+  }
+  const long = names.find((n) => [...n].length > MAX_PROPERTY_NAME_LENGTH);
+  if (long !== undefined) {
+    throw queryProblem(
+      'properties',
+      'name_too_long',
+      `names must be 1-${MAX_PROPERTY_NAME_LENGTH} characters; one has ${[...long].length}`,
+    );
+  }
+  return names;
+}
+
 function parseQuery(query: BundleDetailsQuery): DetailsRequest {
   const ids = bundleIdsOf(query.bundleIds);
   if (ids.length === 0) {
@@ -148,7 +166,7 @@ function parseQuery(query: BundleDetailsQuery): DetailsRequest {
       );
     }
   }
-  const names = query.properties === undefined ? null : splitList(query.properties).filter((n) => n !== '');
+  const names = query.properties === undefined ? null : propertyNamesOf(query.properties);
   return { ids, at, names };
 }
 

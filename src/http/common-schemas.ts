@@ -38,12 +38,16 @@ export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Ty
 export const Id = (prefix: string, description: string) =>
   Type.String({ pattern: `^${prefix}_[0-9A-HJKMNP-TV-Z]{26}$`, description, maxLength: 40 });
 
+export const MAX_PROPERTY_NAMES = 200;
+export const MAX_PROPERTY_NAME_LENGTH = 200;
+
 // TypeBox turns a Record's key schema into a catch-all pattern, so the name limits are stated as propertyNames.
 export const Properties = Type.Record(Type.String(), Nullable(Type.String({ maxLength: 10_000 })), {
-  propertyNames: { minLength: 1, maxLength: 200 },
-  maxProperties: 200,
+  propertyNames: { minLength: 1, maxLength: MAX_PROPERTY_NAME_LENGTH },
+  maxProperties: MAX_PROPERTY_NAMES,
   description:
-    'Catalogue property values keyed by property name (1-200 characters, at most 200 names); a value may be null',
+    `Catalogue property values keyed by property name (1-${MAX_PROPERTY_NAME_LENGTH} characters, at most ` +
+    `${MAX_PROPERTY_NAMES} names); a value may be null`,
 });
 
 export const ProductId = Type.String({

@@ -54,4 +54,30 @@ describeEachDatabase('fuzzer findings', (ctx) => {
       'validation_failed',
     );
   });
+
+  test('seed 48932065: a property name over 200 characters in `properties` is a 400 at /properties', async () => {
+    const { bundle } = await createBundle(ctx, { options: [] });
+    const details = (properties: string) =>
+      ctx.call('GET', '/v1/bundles-details', { query: { bundleIds: bundle.id, properties } });
+    const long = await details(`color,${'x'.repeat(201)}`);
+    assertProblem(long, 400, 'validation_failed');
+    assert.deepEqual(
+      long.body.errors.map((e: { code: string; in: string; pointer: string }) => [e.code, e.in, e.pointer]),
+      [['name_too_long', 'query', '/properties']],
+    );
+    // Characters, not UTF-16 units: 200 astral characters are 400 units and still a valid name.
+    const astral = await details('😀'.repeat(200));
+    assert.equal(astral.status, 200, astral.text);
+    assert.deepEqual(Object.keys(astral.body.bundles[0].header.properties), ['😀'.repeat(200)]);
+    const many = await details(Array.from({ length: 201 }, (_, i) => `p${i}`).join(','));
+    assertProblem(many, 400, 'validation_failed');
+    assert.deepEqual(
+      many.body.errors.map((e: { code: string; pointer: string }) => [e.code, e.pointer]),
+      [['too_many_names', '/properties']],
+    );
+    // Names are trimmed and kept once before they are counted.
+    const most = await details([...Array.from({ length: 200 }, (_, i) => `p${i}`), ' p0 ', ''].join(','));
+    assert.equal(most.status, 200, most.text);
+    assert.equal(Object.keys(most.body.bundles[0].header.properties).length, 200);
+  });
 });

@@ -11,12 +11,12 @@ import type { DatabaseHandle } from './db/connect.ts';
 import { isApiRoute, needsWriteAccess, requireApiKey } from './http/auth.ts';
 import { Problem, ProblemRef, withErrorResponses } from './http/common-schemas.ts';
 import { conditionalRequests } from './http/conditional.ts';
-import { frameworkErrorHandler, registerErrorHandling } from './http/error-handler.ts';
+import { frameworkErrorHandler, registerErrorHandling, schemaErrorFormatter } from './http/error-handler.ts';
 import { AppError } from './http/errors.ts';
 import { idempotencyKeys } from './http/idempotency.ts';
 import { registerJsonBody } from './http/json-body.ts';
-import { refuseNulCharacters } from './http/nul-characters.ts';
 import { describeLimits, rateLimitPerKey } from './http/rate-limit.ts';
+import { refuseUnstorableText } from './http/unstorable-text.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { newId } from './ids.ts';
 import { optionsRoutes } from './options/options.routes.ts';
@@ -56,6 +56,7 @@ export async function buildApp({ config, database }: AppOptions): Promise<App> {
     // Fastify's own 503 while closing is not a problem document; the onRequest hook below answers instead.
     return503OnClosing: false,
     frameworkErrors: frameworkErrorHandler,
+    schemaErrorFormatter,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
@@ -82,7 +83,7 @@ export async function buildApp({ config, database }: AppOptions): Promise<App> {
   });
   requireApiKey(app, database.db);
   rateLimitPerKey(app, config);
-  refuseNulCharacters(app);
+  refuseUnstorableText(app);
   idempotencyKeys(app, database.db);
   conditionalRequests(app);
 

@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { isDatabaseUnavailable } from '../db/errors.ts';
 import {
   AppError,
+  MAX_PROBLEM_ITEMS,
   type Problem,
   type ProblemCode,
   type ProblemItem,
@@ -28,13 +29,19 @@ interface AjvError {
   propertyName?: string;
 }
 
-function ajvItems(errors: AjvError[], context: ValidationContext): ProblemItem[] {
+// anyOf/oneOf report the summary after the branch errors; the branch errors say more. So does propertyNames: the
+// error on the name itself follows, carrying the name.
+const summaryKeywords = new Set(['anyOf', 'oneOf', 'if', 'propertyNames']);
+
+/**
+ * The problems of Ajv's errors, each once: the first MAX_PROBLEM_ITEMS of them, and how many there are. A body of
+ * many thousand bad elements makes as many errors; only the kept ones become items.
+ */
+function ajvItems(errors: AjvError[], context: ValidationContext): { items: ProblemItem[]; count: number } {
   const seen = new Set<string>();
   const items: ProblemItem[] = [];
   for (const error of errors) {
-    // anyOf/oneOf report the summary after the branch errors; the branch errors say more.
-    // So does propertyNames: the error on the name itself follows, carrying the name.
-    if (['anyOf', 'oneOf', 'if', 'propertyNames'].includes(error.keyword)) continue;
+    if (summaryKeywords.has(error.keyword)) continue;
     let at = error.instancePath;
     if (error.keyword === 'required') at += `/${pointerToken(String(error.params.missingProperty))}`;
     if (error.keyword === 'additionalProperties')
@@ -52,6 +59,7 @@ function ajvItems(errors: AjvError[], context: ValidationContext): ProblemItem[]
     const key = `${at} ${message}`;
     if (seen.has(key)) continue;
     seen.add(key);
+    if (items.length === MAX_PROBLEM_ITEMS) continue;
     items.push({
       code: `invalid_${error.keyword.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`,
       in: locations[context],
@@ -59,7 +67,15 @@ function ajvItems(errors: AjvError[], context: ValidationContext): ProblemItem[]
       message,
     });
   }
-  return items;
+  return { items, count: seen.size };
+}
+
+/**
+ * For Fastify's schemaErrorFormatter option. The default joins every error into one message, work and memory that
+ * grow with a hostile body; the problem is made from `error.validation` by ajvItems instead.
+ */
+export function schemaErrorFormatter(errors: unknown[], dataVar: string): Error {
+  return new Error(`${errors.length} schema errors in the ${dataVar}`);
 }
 
 const fastifyStatusCodes: Record<number, ProblemCode> = {
@@ -80,7 +96,8 @@ export function sendProblem(
   reply: FastifyReply,
   code: ProblemCode,
   detail: string,
-  errors?: ProblemItem[],
+  errors: ProblemItem[] = [],
+  errorCount = errors.length,
 ): FastifyReply {
   const { status, title } = problemCodes[code];
   const body: Problem = {
@@ -92,7 +109,11 @@ export function sendProblem(
     code,
     requestId: request.id,
   };
-  if (errors && errors.length > 0) body.errors = errors;
+  if (errors.length > 0) {
+    body.errors = errors.slice(0, MAX_PROBLEM_ITEMS);
+    body.errorCount = errorCount;
+    if (errorCount > body.errors.length) body.detail += `; the first ${body.errors.length} are listed`;
+  }
   // Set here as well as in onRequest: framework errors (a bad URL) answer before any hook runs.
   reply.header('x-request-id', request.id);
   return reply.code(status).type('application/problem+json').send(body);
@@ -102,6 +123,8 @@ interface Classified {
   code: ProblemCode;
   detail: string;
   errors?: ProblemItem[] | undefined;
+  /** How many problems there are when `errors` holds only the first of them. */
+  errorCount?: number;
 }
 
 function classify(error: FastifyError, request: FastifyRequest): Classified {
@@ -115,13 +138,13 @@ function classify(error: FastifyError, request: FastifyRequest): Classified {
         errors: [{ code: 'invalid_required', in: 'body', pointer: '', message: 'a JSON body is required' }],
       };
     }
-    const errors = ajvItems(error.validation as AjvError[], context);
-    const first = errors[0];
+    const { items, count } = ajvItems(error.validation as AjvError[], context);
+    const first = items[0];
     const detail =
-      errors.length === 1 && first
+      count === 1 && first
         ? `${locations[context]} ${first.pointer || '/'}: ${first.message}`
-        : `${errors.length} problems were found in the ${locations[context]}`;
-    return { code: 'validation_failed', detail, errors };
+        : `${count} problems were found in the ${locations[context]}`;
+    return { code: 'validation_failed', detail, errors: items, errorCount: count };
   }
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
@@ -150,7 +173,7 @@ function classify(error: FastifyError, request: FastifyRequest): Classified {
 }
 
 function respond(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-  const { code, detail, errors } = classify(error, request);
+  const { code, detail, errors, errorCount } = classify(error, request);
   const status = problemCodes[code].status;
   if (status >= 500) {
     request.log.error({ err: error, code }, 'request failed');
@@ -159,7 +182,7 @@ function respond(error: FastifyError, request: FastifyRequest, reply: FastifyRep
   }
   if (code === 'service_unavailable') reply.header('retry-after', '1');
   if (error instanceof AppError) reply.headers(error.headers);
-  return sendProblem(request, reply, code, detail, errors);
+  return sendProblem(request, reply, code, detail, errors, errorCount);
 }
 
 /** For Fastify's frameworkErrors option: errors raised before routing (a URL that cannot be decoded). */

@@ -24,6 +24,9 @@ export const problemCodes = {
 
 export type ProblemCode = keyof typeof problemCodes;
 
+/** A problem lists at most this many items: an answer must not grow with a hostile request. */
+export const MAX_PROBLEM_ITEMS = 100;
+
 export const ProblemItem = Type.Object(
   {
     code: Type.String({ description: 'Stable machine-readable code of this problem' }),
@@ -49,7 +52,19 @@ export const Problem = Type.Object(
     instance: Type.String({ description: 'The request path' }),
     code: Type.String({ description: 'Stable machine-readable code', enum: Object.keys(problemCodes) }),
     requestId: Type.String(),
-    errors: Type.Optional(Type.Array(ProblemItem)),
+    errors: Type.Optional(
+      Type.Array(ProblemItem, {
+        maxItems: MAX_PROBLEM_ITEMS,
+        description: `The problems found, each with a pointer; the first ${MAX_PROBLEM_ITEMS} when there are more`,
+      }),
+    ),
+    errorCount: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description:
+          'How many problems were found in all, present with errors; above the length of errors when cut',
+      }),
+    ),
   },
   { $id: 'Problem', description: 'RFC 9457 problem details' },
 );

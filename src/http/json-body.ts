@@ -1,5 +1,9 @@
+import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import { AppError, pointer } from './errors.ts';
+
+/** Arrays and objects nest at most this deep in a body; the deepest the API reads is 6. */
+export const MAX_JSON_DEPTH = 32;
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -17,6 +21,29 @@ function poisonedAt(value: Json, path: (string | number)[] = []): string | null 
 }
 
 /**
+ * Whether JSON text nests arrays and objects deeper than `max`, found by scanning the text before it is parsed, so
+ * that no deep value is ever built and no later walk of the body can run out of stack.
+ */
+function nestsDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return true;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return false;
+}
+
+const refused = (code: 'malformed_json' | 'validation_failed', item: string, message: string) =>
+  new AppError(code, `body: ${message}`, { errors: [{ code: item, in: 'body', pointer: '', message }] });
+
+/**
  * application/json is the only body the service reads; without a parser for anything else, Fastify answers 415.
  * An empty body counts as no body, so a body-less POST that still says application/json is not refused; a route
  * that needs a body then reports it missing.
@@ -24,8 +51,21 @@ function poisonedAt(value: Json, path: (string | number)[] = []): string | null 
 export function registerJsonBody(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = body as string;
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const bytes = body as Buffer;
+    // Decoding would turn bytes that are not UTF-8 into U+FFFD, and the service would store what was not sent.
+    if (!isUtf8(bytes)) {
+      done(refused('malformed_json', 'invalid_utf8', 'is not valid UTF-8'), undefined);
+      return;
+    }
+    const text = bytes.toString('utf8');
+    if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
+      done(
+        refused('validation_failed', 'too_deep', `nests arrays and objects more than ${MAX_JSON_DEPTH} deep`),
+        undefined,
+      );
+      return;
+    }
     if (text.trim() === '') {
       done(null, undefined);
       return;

@@ -5,9 +5,10 @@ import { OptionProductsAddBody } from '../options/options.schemas.ts';
 import { PricesDeleteBody, PricesPutBody } from '../price-books/price-books.schemas.ts';
 import { MAX_QUOTE_BUNDLES, MAX_QUOTE_LINES } from '../quotes/quotes.schemas.ts';
 import { isApiRoute } from './auth.ts';
-import { Limit } from './common-schemas.ts';
-import { AppError } from './errors.ts';
+import { Limit, MAX_PROPERTY_NAME_LENGTH, MAX_PROPERTY_NAMES } from './common-schemas.ts';
+import { AppError, MAX_PROBLEM_ITEMS } from './errors.ts';
 import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_TTL_HOURS } from './idempotency.ts';
+import { MAX_JSON_DEPTH } from './json-body.ts';
 
 interface Bucket {
   tokens: number;
@@ -106,9 +107,12 @@ export function describeLimits(config: Config): string {
         'RateLimit-Limit (the burst) and RateLimit-Remaining';
   return [
     'Limits:',
-    `- Request body: at most ${config.bodyLimit} bytes (413 payload_too_large above).`,
+    `- Request body: at most ${config.bodyLimit} bytes (413 payload_too_large above), UTF-8, arrays and objects ` +
+      `nested at most ${MAX_JSON_DEPTH} deep; text with U+0000 or a lone surrogate is refused, never rewritten.`,
+    `- Problems: \`errors\` lists at most ${MAX_PROBLEM_ITEMS} items; \`errorCount\` gives the total.`,
     `- Page size (\`limit\`): ${range(Limit)}, default ${(Limit as { default?: number }).default}.`,
-    `- \`bundleIds\` of bundles-details: 1-${MAX_BUNDLE_IDS} ids per request.`,
+    `- \`bundleIds\` of bundles-details: 1-${MAX_BUNDLE_IDS} ids per request; \`properties\`: at most ` +
+      `${MAX_PROPERTY_NAMES} names, each 1-${MAX_PROPERTY_NAME_LENGTH} characters.`,
     `- Quotes: 1-${MAX_QUOTE_BUNDLES} bundles, at most ${MAX_QUOTE_LINES} products in all.`,
     `- Option products added per request: ${range(OptionProductsAddBody)}; prices written per request: ` +
       `${range(PricesPutBody)}; products whose prices are deleted per request: ${range(PricesDeleteBody)}.`,

@@ -1,47 +1,71 @@
 import type { FastifyInstance } from 'fastify';
 import { invalid, type ProblemItem, pointer } from './errors.ts';
 
-function nulsIn(
+/** The first UTF-16 code unit of `text` that is half of no pair, as U+XXXX. */
+function loneSurrogate(text: string): string {
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0xd800 || unit > 0xdfff) continue;
+    const next = text.charCodeAt(i + 1);
+    if (unit <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) i++;
+    else return `U+${unit.toString(16).toUpperCase()}`;
+  }
+  return '';
+}
+
+/** Why a text cannot be stored as given, or null when it can. */
+function unstorable(text: string): string | null {
+  if (text.includes('\u0000')) return 'must not contain U+0000';
+  if (!text.isWellFormed())
+    return `must be valid Unicode: it holds a lone surrogate (${loneSurrogate(text)})`;
+  return null;
+}
+
+/** Each unstorable text in `value`, keys included; `path` is a stack of the tokens down to it, built up as it goes. */
+function unstorableIn(
   value: unknown,
   where: ProblemItem['in'],
   path: (string | number)[],
   out: ProblemItem[],
 ): void {
   if (typeof value === 'string') {
-    if (value.includes('\u0000')) {
-      out.push({
-        code: 'invalid_character',
-        in: where,
-        pointer: pointer(...path),
-        message: 'must not contain U+0000',
-      });
+    const why = unstorable(value);
+    if (why !== null)
+      out.push({ code: 'invalid_character', in: where, pointer: pointer(...path), message: why });
+    return;
+  }
+  if (value === null || typeof value !== 'object') return;
+  // The JSON body parser bounds nesting depth, so this recursion stays shallow.
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      path.push(i);
+      unstorableIn(value[i], where, path, out);
+      path.pop();
     }
-  } else if (value !== null && typeof value === 'object') {
-    for (const [key, child] of Object.entries(value)) {
-      const at = [...path, Array.isArray(value) ? Number(key) : key];
-      if (key.includes('\u0000')) {
-        out.push({
-          code: 'invalid_character',
-          in: where,
-          pointer: pointer(...at),
-          message: 'name must not contain U+0000',
-        });
-      }
-      nulsIn(child, where, at, out);
+    return;
+  }
+  for (const key in value) {
+    path.push(key);
+    const why = unstorable(key);
+    if (why !== null) {
+      out.push({ code: 'invalid_character', in: where, pointer: pointer(...path), message: `name ${why}` });
     }
+    unstorableIn((value as Record<string, unknown>)[key], where, path, out);
+    path.pop();
   }
 }
 
 /**
- * PostgreSQL text cannot hold U+0000: a request carrying it would fail there with a 500 and be stored on SQLite.
- * It is refused up front with a 400 on both, in the path, the query and the body alike.
+ * Text the databases cannot hold as it is, refused up front with a 400 on both, in the path, the query and the body
+ * alike: U+0000, which PostgreSQL text cannot hold (a 500 there, stored on SQLite), and a lone surrogate (a JSON
+ * escape such as "\ud801"), which both would silently store as U+FFFD, so that two distinct ids would become one.
  */
-export function refuseNulCharacters(app: FastifyInstance): void {
+export function refuseUnstorableText(app: FastifyInstance): void {
   app.addHook('preValidation', async (request) => {
     const found: ProblemItem[] = [];
-    nulsIn(request.params, 'path', [], found);
-    nulsIn(request.query, 'query', [], found);
-    nulsIn(request.body, 'body', [], found);
+    unstorableIn(request.params, 'path', [], found);
+    unstorableIn(request.query, 'query', [], found);
+    unstorableIn(request.body, 'body', [], found);
     if (found.length > 0) throw invalid('validation_failed', found);
   });
 }

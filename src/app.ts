@@ -11,7 +11,12 @@ import type { DatabaseHandle } from './db/connect.ts';
 import { isApiRoute, needsWriteAccess, requireApiKey } from './http/auth.ts';
 import { Problem, ProblemRef, withErrorResponses } from './http/common-schemas.ts';
 import { conditionalRequests } from './http/conditional.ts';
-import { frameworkErrorHandler, registerErrorHandling, schemaErrorFormatter } from './http/error-handler.ts';
+import {
+  clientErrorHandler,
+  frameworkErrorHandler,
+  registerErrorHandling,
+  schemaErrorFormatter,
+} from './http/error-handler.ts';
 import { AppError } from './http/errors.ts';
 import { idempotencyKeys } from './http/idempotency.ts';
 import { registerJsonBody } from './http/json-body.ts';
@@ -56,6 +61,7 @@ export async function buildApp({ config, database }: AppOptions): Promise<App> {
     // Fastify's own 503 while closing is not a problem document; the onRequest hook below answers instead.
     return503OnClosing: false,
     frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
     schemaErrorFormatter,
   }).withTypeProvider<TypeBoxTypeProvider>();
 

@@ -1,5 +1,8 @@
+import { maxHeaderSize, STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../db/errors.ts';
+import { newId } from '../ids.ts';
 import {
   AppError,
   MAX_PROBLEM_ITEMS,
@@ -200,5 +203,54 @@ export function registerErrorHandling(app: FastifyInstance): void {
 
   app.setNotFoundHandler((request, reply) =>
     sendProblem(request, reply, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}`),
+  );
+}
+
+/** What Node's HTTP parser refused, by its error code, as a problem. */
+function parserRefusal(code: string | undefined): { code: ProblemCode; detail: string } {
+  switch (code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return {
+        code: 'headers_too_large',
+        detail: `The request line and headers are over the limit of ${maxHeaderSize} bytes`,
+      };
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return { code: 'request_timeout', detail: 'The request did not arrive in time; send it again' };
+    case 'HPE_UNEXPECTED_CONTENT_LENGTH':
+      return {
+        code: 'bad_request',
+        detail: 'The request has both Content-Length and Transfer-Encoding; send one of them',
+      };
+    case 'HPE_INVALID_HEADER_TOKEN':
+      return { code: 'bad_request', detail: 'A header name or value holds characters HTTP does not allow' };
+    default:
+      return { code: 'bad_request', detail: 'The request is not valid HTTP/1.1' };
+  }
+}
+
+/**
+ * For Fastify's clientErrorHandler option: requests Node's HTTP parser refuses never reach Fastify, and Node's own
+ * answer is not a problem document. No request exists yet, so the id is a new one and the instance is empty.
+ */
+export function clientErrorHandler(
+  this: FastifyInstance,
+  error: NodeJS.ErrnoException,
+  socket: Socket,
+): void {
+  // A reset connection has nobody to answer; a response already under way cannot be replaced.
+  const response = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (error.code === 'ECONNRESET' || socket.destroyed || !socket.writable || response?.headersSent) {
+    socket.destroy(error);
+    return;
+  }
+  const { code, detail } = parserRefusal(error.code);
+  const { status, title } = problemCodes[code];
+  const requestId = newId('request');
+  const problem: Problem = { type: problemType(code), title, status, detail, instance: '', code, requestId };
+  const body = JSON.stringify(problem);
+  this.log.info({ requestId, code, parserError: error.code }, 'request refused by the HTTP parser');
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/problem+json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
   );
 }

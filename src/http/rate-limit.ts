@@ -1,3 +1,4 @@
+import { maxHeaderSize } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { MAX_BUNDLE_IDS } from '../bundle-details/bundle-details.schemas.ts';
 import type { Config } from '../config.ts';
@@ -109,6 +110,7 @@ export function describeLimits(config: Config): string {
     'Limits:',
     `- Request body: at most ${config.bodyLimit} bytes (413 payload_too_large above), UTF-8, arrays and objects ` +
       `nested at most ${MAX_JSON_DEPTH} deep; text with U+0000 or a lone surrogate is refused, never rewritten.`,
+    `- Request line and headers: at most ${maxHeaderSize} bytes together (431 headers_too_large above).`,
     `- Problems: \`errors\` lists at most ${MAX_PROBLEM_ITEMS} items; \`errorCount\` gives the total.`,
     `- Page size (\`limit\`): ${range(Limit)}, default ${(Limit as { default?: number }).default}.`,
     `- \`bundleIds\` of bundles-details: 1-${MAX_BUNDLE_IDS} ids per request; \`properties\`: at most ` +

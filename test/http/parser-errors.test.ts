@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { after, before, test } from 'node:test';
+import { describeEachDatabase } from '../helpers/app.ts';
+
+/** Sends raw bytes and reads the whole answer until the server closes the connection. */
+function exchange(port: number, request: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let answer = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => {
+      answer += chunk;
+    });
+    socket.on('error', reject);
+    socket.on('close', () => resolve(answer));
+    socket.write(request);
+  });
+}
+
+function parse(answer: string) {
+  const [head = '', body = ''] = answer.split('\r\n\r\n');
+  const [statusLine = '', ...lines] = head.split('\r\n');
+  const headers = Object.fromEntries(
+    lines.map((line) => [
+      line.slice(0, line.indexOf(':')).toLowerCase(),
+      line.slice(line.indexOf(':') + 1).trim(),
+    ]),
+  );
+  return { status: Number(statusLine.split(' ')[1]), headers, body: JSON.parse(body) };
+}
+
+// The parser's refusals come before any database work; the suite runs on both only because the app needs one.
+describeEachDatabase(
+  "requests Node's HTTP parser refuses are answered as problems with a request id",
+  (ctx) => {
+    let port = 0;
+    before(async () => {
+      await ctx.app.listen({ port: 0, host: '127.0.0.1' });
+      port = (ctx.app.server.address() as { port: number }).port;
+    });
+    after(async () => {
+      await ctx.app.close();
+    });
+
+    const cases = [
+      {
+        name: 'headers over 16 KiB',
+        request: `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+        status: 431,
+        code: 'headers_too_large',
+      },
+      {
+        name: 'a URL over 16 KiB',
+        request: `GET /v1/bundles?q=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`,
+        status: 431,
+        code: 'headers_too_large',
+      },
+      {
+        name: 'a header name with a space',
+        request: 'GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n',
+        status: 400,
+        code: 'bad_request',
+      },
+      {
+        name: 'a header value with a control character',
+        request: 'GET /healthz HTTP/1.1\r\nHost: x\r\nX-Bad: a\u0001b\r\n\r\n',
+        status: 400,
+        code: 'bad_request',
+      },
+      {
+        name: 'both Content-Length and Transfer-Encoding',
+        request:
+          'POST /v1/bundles HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5\r\n' +
+          'Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+        status: 400,
+        code: 'bad_request',
+      },
+    ];
+    for (const { name, request, status, code, detail } of cases as {
+      name: string;
+      request: string;
+      status: number;
+      code: string;
+      detail?: RegExp;
+    }[]) {
+      test(`${name}: ${status} ${code}`, async () => {
+        const answer = parse(await exchange(port, request));
+        assert.equal(answer.status, status, JSON.stringify(answer));
+        assert.equal(answer.headers['content-type'], 'application/problem+json');
+        assert.match(answer.headers['x-request-id'] ?? '', /^req_[0-9A-Z]{26}$/);
+        assert.deepEqual(Object.keys(answer.body).sort(), [
+          'code',
+          'detail',
+          'instance',
+          'requestId',
+          'status',
+          'title',
+          'type',
+        ]);
+        assert.equal(answer.body.code, code);
+        if (detail) assert.match(answer.body.detail, detail);
+        assert.equal(answer.body.status, status);
+        assert.equal(answer.body.type, `urn:problem-type:cpq:${code}`);
+        assert.equal(answer.body.requestId, answer.headers['x-request-id']);
+      });
+    }
+
+    test('the server goes on serving after refusing', async () => {
+      const answer = parse(
+        await exchange(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'),
+      );
+      assert.equal(answer.status, 200);
+      assert.deepEqual(answer.body, { status: 'ok' });
+    });
+  },
+);

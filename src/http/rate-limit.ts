@@ -4,6 +4,8 @@ import { MAX_BUNDLE_IDS } from '../bundle-details/bundle-details.schemas.ts';
 import type { Config } from '../config.ts';
 import { OptionProductsAddBody } from '../options/options.schemas.ts';
 import { PricesDeleteBody, PricesPutBody } from '../price-books/price-books.schemas.ts';
+import { MAX_DYNAMIC_VARIANTS, MAX_VARIANT_TABLE_CHARACTERS } from '../price-books/product-variants.ts';
+import { MAX_VARIANT_ID_LENGTH } from '../pricing/adjustment.schema.ts';
 import { MAX_QUOTE_BUNDLES, MAX_QUOTE_LINES } from '../quotes/quotes.schemas.ts';
 import { isApiRoute } from './auth.ts';
 import { Limit, MAX_PROPERTY_NAME_LENGTH, MAX_PROPERTY_NAMES } from './common-schemas.ts';
@@ -118,6 +120,8 @@ export function describeLimits(config: Config): string {
     `- Quotes: 1-${MAX_QUOTE_BUNDLES} bundles, at most ${MAX_QUOTE_LINES} products in all.`,
     `- Option products added per request: ${range(OptionProductsAddBody)}; prices written per request: ` +
       `${range(PricesPutBody)}; products whose prices are deleted per request: ${range(PricesDeleteBody)}.`,
+    `- Product variant tables: at most ${MAX_DYNAMIC_VARIANTS} dynamic variants; a variant id has 1-` +
+      `${MAX_VARIANT_ID_LENGTH} characters, and a table's ids ${MAX_VARIANT_TABLE_CHARACTERS} characters together.`,
     `- Idempotency-Key: 1-${IDEMPOTENCY_KEY_MAX_LENGTH} characters, kept ${IDEMPOTENCY_TTL_HOURS} hours.`,
     `- Rate limit: ${rate}.`,
   ].join('\n');

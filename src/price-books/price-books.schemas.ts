@@ -1,6 +1,7 @@
 import { type Static, Type } from 'typebox';
 import { Currency, Id, Instant, Limit, Nullable, ProductId, Properties } from '../http/common-schemas.ts';
-import { Adjustment, Money } from '../pricing/adjustment.schema.ts';
+import { Adjustment, MAX_VARIANT_ID_LENGTH, Money } from '../pricing/adjustment.schema.ts';
+import { MAX_DYNAMIC_VARIANTS, MAX_VARIANT_TABLE_CHARACTERS } from './product-variants.ts';
 
 export const PriceBook = Type.Object({
   id: Id('pb', 'Price book id'),
@@ -172,7 +173,10 @@ export const ProductVariantsBody = Type.Object(
     template: Type.String({
       minLength: 1,
       maxLength: 1000,
-      description: 'Variant id pattern; each {name} placeholder names a property',
+      description:
+        'Variant id pattern; each {name} placeholder names a property. A dynamic table makes at most ' +
+        `${MAX_DYNAMIC_VARIANTS} variants, each id 1-${MAX_VARIANT_ID_LENGTH} characters and all of them ` +
+        `${MAX_VARIANT_TABLE_CHARACTERS} characters together (422 otherwise)`,
     }),
     properties: Type.Array(VariantProperty, { maxItems: 20 }),
   },

@@ -1,5 +1,5 @@
 // Pure: the variant table of C10 from a product's variant definition and its per-currency adjustments.
-import type { Adjustment } from '../pricing/adjustment.schema.ts';
+import { type Adjustment, MAX_VARIANT_ID_LENGTH } from '../pricing/adjustment.schema.ts';
 import type { Violation } from '../pricing/adjustments.ts';
 import type { ProductVariantsBody, ProductVariantTable } from './price-books.schemas.ts';
 
@@ -7,6 +7,8 @@ export type VariantDefinition = ProductVariantsBody;
 
 /** Above this a dynamic table is refused: every combination is computed on each read. */
 export const MAX_DYNAMIC_VARIANTS = 10_000;
+/** The ids of a dynamic table's variants together, in characters: a bound on what each read builds and sends. */
+export const MAX_VARIANT_TABLE_CHARACTERS = 500_000;
 
 /** The {name} placeholders of a template, in order of first appearance, each once. */
 export function templateTokens(template: string): string[] {
@@ -37,10 +39,31 @@ function combinationCount(definition: VariantDefinition): number {
   return templateTokens(definition.template).reduce((n, token) => n * (valuesOf.get(token) ?? 0), 1);
 }
 
+const characters = (text: string) => [...text].length;
+
+/**
+ * The longest variant id and the characters of all of them together, worked out from the template without making
+ * a single id: each placeholder, wherever it appears, adds its longest value to the longest id, and each of its
+ * values appears in count / (its number of values) of the ids.
+ */
+function variantIdSizes(definition: VariantDefinition, count: number): { longest: number; total: number } {
+  const valuesOf = new Map(definition.properties.map((p) => [p.name, p.values.map(characters)]));
+  const literal = characters(definition.template.replace(/\{[^{}]*\}/g, ''));
+  let longest = literal;
+  let total = literal * count;
+  for (const match of definition.template.matchAll(/\{([^{}]*)\}/g)) {
+    const lengths = valuesOf.get(match[1] ?? '') ?? [];
+    longest += Math.max(0, ...lengths);
+    total += (lengths.reduce((sum, n) => sum + n, 0) * count) / Math.max(1, lengths.length);
+  }
+  return { longest, total };
+}
+
 /**
  * Rules across the fields of a definition (each a 422): unique property names and values, every token naming a
  * property, and for a dynamic table every property used by the template (otherwise its values would not make
- * distinct variant ids), a bounded number of combinations, and distinct variant ids.
+ * distinct variant ids), a bounded number of combinations, ids of bounded length and total size, and distinct
+ * variant ids.
  */
 export function validateVariantDefinition(definition: VariantDefinition): Violation[] {
   const out: Violation[] = [];
@@ -97,6 +120,24 @@ export function validateVariantDefinition(definition: VariantDefinition): Violat
     });
     return out;
   }
+  const { longest, total } = variantIdSizes(definition, count);
+  if (longest > MAX_VARIANT_ID_LENGTH) {
+    out.push({
+      code: 'variant_id_too_long',
+      pointer: '/template',
+      message: `the longest variant id would have ${longest} characters; at most ${MAX_VARIANT_ID_LENGTH} are allowed`,
+    });
+  }
+  if (total > MAX_VARIANT_TABLE_CHARACTERS) {
+    out.push({
+      code: 'variant_table_too_large',
+      pointer: '/properties',
+      message:
+        `the variant ids would have ${total} characters together; at most ${MAX_VARIANT_TABLE_CHARACTERS} are ` +
+        'allowed',
+    });
+  }
+  if (out.length > 0) return out;
   const ids = new Set<string>();
   for (const { variantId } of combinations(definition)) {
     if (ids.has(variantId)) {

@@ -110,12 +110,22 @@ const RangeAdjustment = Type.Object(
   { additionalProperties: false, title: 'RangeAdjustment' },
 );
 
+/** A variant id, whether a value of a variant adjustment or made from a dynamic table's template. */
+export const MAX_VARIANT_ID_LENGTH = 200;
+
 const Variant = Type.Object(
   {
     type: Type.Literal('variant'),
     values: Type.Array(
       Type.Object(
-        { value: Type.String({ minLength: 1, description: 'A variant id.' }), unitPrice: Money },
+        {
+          value: Type.String({
+            minLength: 1,
+            maxLength: MAX_VARIANT_ID_LENGTH,
+            description: `A variant id, 1-${MAX_VARIANT_ID_LENGTH} characters.`,
+          }),
+          unitPrice: Money,
+        },
         { additionalProperties: false },
       ),
       { minItems: 1, description: 'Unique variant ids; the chosen variant’s entry sets the unit price.' },

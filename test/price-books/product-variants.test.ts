@@ -84,6 +84,50 @@ describe('variant tables (pure)', () => {
       [['too_many_variants', '/properties']],
     );
   });
+
+  it('bounds the longest id and all ids together, worked out without making them', () => {
+    const codes = (d: typeof definition) => validateVariantDefinition(d).map((v) => [v.code, v.pointer]);
+    const values = (n: number, length: number) =>
+      Array.from({ length: n }, (_, i) => String(i).padStart(length, 'v'));
+    // The longest id counts every appearance of a placeholder, in characters, not UTF-16 units.
+    assert.deepEqual(
+      codes({
+        isDynamic: true,
+        template: `${'😀'.repeat(198)}{a}{a}`,
+        properties: [{ name: 'a', values: ['x', 'y'] }],
+      }),
+      [],
+    );
+    assert.deepEqual(
+      codes({
+        isDynamic: true,
+        template: `${'😀'.repeat(199)}{a}{a}`,
+        properties: [{ name: 'a', values: ['x', 'y'] }],
+      }),
+      [['variant_id_too_long', '/template']],
+    );
+    // 10,000 ids of 51 characters: within the count, over the total.
+    assert.deepEqual(
+      codes({
+        isDynamic: true,
+        template: 'X{a}{b}',
+        properties: [
+          { name: 'a', values: values(100, 25) },
+          { name: 'b', values: values(100, 25) },
+        ],
+      }),
+      [['variant_table_too_large', '/properties']],
+    );
+    const [message] = validateVariantDefinition({
+      isDynamic: true,
+      template: 'X{a}{b}',
+      properties: [
+        { name: 'a', values: values(100, 25) },
+        { name: 'b', values: values(100, 25) },
+      ],
+    });
+    assert.match(message?.message ?? '', /510000 characters together; at most 500000/);
+  });
 });
 
 describeEachDatabase('product variants', (ctx) => {
@@ -222,6 +266,63 @@ describeEachDatabase('product variants', (ctx) => {
       assert.deepEqual(problemPointers(res.body), pointers, JSON.stringify(body));
     }
     assert.equal((await ctx.call('GET', variants)).status, 404, 'nothing was stored');
+  });
+
+  test('a table of huge ids is a quick 422, and a variant id over 200 characters a 400, each with a pointer', async () => {
+    const { url, variants } = await setUp();
+    // The hostile definition of a 41.7 KB body: 10,000 ids of 66,400 characters each, 664 million in all.
+    const values = (prefix: string) =>
+      Array.from({ length: 100 }, (_, i) => `${prefix}${i}`.padEnd(200, 'v'));
+    const hostile = {
+      isDynamic: true,
+      template: '{a}{b}'.repeat(166),
+      properties: [
+        { name: 'a', values: values('a') },
+        { name: 'b', values: values('b') },
+      ],
+    };
+    const started = performance.now();
+    const put = await ctx.call('PUT', variants, { body: hostile });
+    const elapsed = performance.now() - started;
+    assert.equal(put.status, 422, put.text);
+    assert.deepEqual(
+      put.body.errors.map((e: { code: string; pointer: string; message: string }) => [
+        e.code,
+        e.pointer,
+        e.message,
+      ]),
+      [
+        [
+          'variant_id_too_long',
+          '/template',
+          'the longest variant id would have 66400 characters; at most 200 are allowed',
+        ],
+        [
+          'variant_table_too_large',
+          '/properties',
+          'the variant ids would have 664000000 characters together; at most 500000 are allowed',
+        ],
+      ],
+    );
+    assert.ok(elapsed < 5_000, `${elapsed} ms`); // generous: no id is ever made, so this takes milliseconds
+    assert.equal((await ctx.call('GET', variants)).status, 404, 'nothing was stored');
+    const long = await ctx.call('PUT', `${url}/prices`, {
+      body: [
+        {
+          productId: 'TEE',
+          currency: 'USD',
+          adjustment: { type: 'variant', values: [{ value: 'v'.repeat(201), unitPrice: 1 }] },
+        },
+      ],
+    });
+    assert.equal(long.status, 400, long.text);
+    assert.ok(
+      long.body.errors.some(
+        (e: { pointer: string; code: string }) =>
+          e.pointer === '/0/adjustment/values/0/value' && e.code === 'invalid_max_length',
+      ),
+      long.text,
+    );
   });
 
   test('404: no table, a product not of the option, an unknown book; a deleted book 409 on write, 404 on read', async () => {

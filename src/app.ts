@@ -8,6 +8,7 @@ import { bundleDetailsRoutes } from './bundle-details/bundle-details.routes.ts';
 import { bundlesRoutes } from './bundles/bundles.routes.ts';
 import type { Config } from './config.ts';
 import type { DatabaseHandle } from './db/connect.ts';
+import { eventsRoutes } from './events/events.routes.ts';
 import { isApiRoute, needsWriteAccess, requireApiKey } from './http/auth.ts';
 import { Problem, ProblemRef, withErrorResponses } from './http/common-schemas.ts';
 import { conditionalRequests } from './http/conditional.ts';
@@ -21,6 +22,7 @@ import { AppError } from './http/errors.ts';
 import { idempotencyKeys } from './http/idempotency.ts';
 import { registerJsonBody } from './http/json-body.ts';
 import { describeLimits, rateLimitPerKey } from './http/rate-limit.ts';
+import { carryRequestId } from './http/request-context.ts';
 import { refuseUnstorableText } from './http/unstorable-text.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { newId } from './ids.ts';
@@ -92,6 +94,7 @@ export async function buildApp({ config, database }: AppOptions): Promise<App> {
   refuseUnstorableText(app);
   idempotencyKeys(app, database.db);
   conditionalRequests(app);
+  carryRequestId(app);
 
   app.addHook('onRoute', (route) => {
     const response = route.schema?.response as Record<string, unknown> | undefined;
@@ -187,6 +190,7 @@ export async function buildApp({ config, database }: AppOptions): Promise<App> {
         optionsRoutes,
         priceBooksRoutes,
         quotesRoutes,
+        eventsRoutes,
       ]) {
         await v1.register(routes, { db, config });
       }

@@ -16,6 +16,8 @@ export const Config = Type.Object({
   rateLimitBurst: Type.Integer({ minimum: 1 }),
   /** Bytes of serialized bundle details kept in memory for reuse; 0 keeps none. */
   detailsCacheBytes: Type.Integer({ minimum: 0 }),
+  /** Days an event stays in the feed before it is purged. */
+  eventsRetentionDays: Type.Integer({ minimum: 1, maximum: 3650 }),
 });
 export type Config = Static<typeof Config>;
 
@@ -30,6 +32,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const ratePerSecond = read('RATE_LIMIT_PER_SECOND');
   const rateBurst = read('RATE_LIMIT_BURST');
   const detailsCacheBytes = read('DETAILS_CACHE_BYTES');
+  const retentionDays = read('EVENTS_RETENTION_DAYS');
   const candidate = {
     port: port === undefined ? 3000 : Number(port),
     host: read('HOST') ?? '127.0.0.1',
@@ -40,6 +43,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerSecond: ratePerSecond === undefined ? 100 : Number(ratePerSecond),
     rateLimitBurst: rateBurst === undefined ? 200 : Number(rateBurst),
     detailsCacheBytes: detailsCacheBytes === undefined ? 32 * 1024 * 1024 : Number(detailsCacheBytes),
+    eventsRetentionDays: retentionDays === undefined ? 30 : Number(retentionDays),
   };
   const names: Record<string, string> = {
     port: 'PORT',
@@ -51,6 +55,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerSecond: 'RATE_LIMIT_PER_SECOND',
     rateLimitBurst: 'RATE_LIMIT_BURST',
     detailsCacheBytes: 'DETAILS_CACHE_BYTES',
+    eventsRetentionDays: 'EVENTS_RETENTION_DAYS',
   };
   const [first] = Value.Errors(Config, candidate);
   if (first) {

@@ -10,6 +10,7 @@ export const idPrefixes = {
   priceBook: 'pb',
   apiKey: 'key',
   request: 'req',
+  event: 'evt',
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;
@@ -68,4 +69,32 @@ export function newId(kind: IdKind): string {
     lastRandom = randomBytes(10);
   }
   return `${idPrefixes[kind]}_${encodeTime(lastTime)}${encodeRandom(lastRandom)}`;
+}
+
+/** The next id in sort order after `id`: its last character incremented, carrying. */
+function successor(id: string): string {
+  const chars = id.split('');
+  for (let i = chars.length - 1; i > 0 && chars[i] !== '_'; i--) {
+    const digit = ALPHABET.indexOf(chars[i] as string);
+    if (digit < 31) {
+      chars[i] = ALPHABET[digit + 1] as string;
+      return chars.join('');
+    }
+    chars[i] = '0';
+  }
+  throw new Error(`no id follows ${id}`);
+}
+
+/**
+ * A new id that sorts after `previous` even when another process's clock is ahead of ours, so ids handed out in
+ * turn (under a lock) ascend in that turn's order.
+ */
+export function newIdAfter(kind: IdKind, previous: string | undefined): string {
+  const id = newId(kind);
+  return previous === undefined || id > previous ? id : successor(previous);
+}
+
+/** The smallest id of the kind made at `time` (ms): every id made earlier sorts before it. */
+export function firstIdAt(kind: IdKind, time: number): string {
+  return `${idPrefixes[kind]}_${encodeTime(time)}${'0'.repeat(16)}`;
 }

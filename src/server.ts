@@ -2,6 +2,7 @@ import { type App, buildApp } from './app.ts';
 import type { Config } from './config.ts';
 import { connect } from './db/connect.ts';
 import { migrateToLatest } from './db/migrate.ts';
+import { scheduleEventPurge } from './events/events.service.ts';
 
 /** Starts the service and stops it cleanly on SIGTERM or SIGINT: no new connections, in-flight requests finish,
  * then the database closes. */
@@ -26,6 +27,10 @@ export async function serve(config: Config): Promise<void> {
     throw error;
   }
 
+  const stopPurge = scheduleEventPurge(database.db, config.eventsRetentionDays, (error) =>
+    started.log.warn({ err: error }, 'purging expired events failed'),
+  );
+
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -37,6 +42,7 @@ export async function serve(config: Config): Promise<void> {
     }, 25_000);
     forced.unref();
     await started.close();
+    await stopPurge();
     await database.db.destroy();
     started.log.info('stopped');
   };

@@ -1,5 +1,7 @@
 import type { Db, Executor } from '../db/database.ts';
 import { type ExpectedVersions, lockRoot, type Versioned } from '../db/roots.ts';
+import type { EventType } from '../events/events.schemas.ts';
+import { recordEvent } from '../events/events.service.ts';
 import { invalid, notFound } from '../http/errors.ts';
 import { newId } from '../ids.ts';
 import { copyOptions } from '../options/option-copy.ts';
@@ -37,6 +39,18 @@ async function readBundle(db: Executor, accountId: string, id: string): Promise<
   return { value: toBundle(row, counts.get(id)), version: row.version };
 }
 
+/** The list form after a write, recorded as the write's event. */
+async function readBundleAfter(
+  tx: Executor,
+  accountId: string,
+  id: string,
+  type: EventType,
+): Promise<Versioned<Bundle>> {
+  const bundle = await readBundle(tx, accountId, id);
+  await recordEvent(tx, accountId, type, bundle.value);
+  return bundle;
+}
+
 export async function createBundle(
   db: Db,
   accountId: string,
@@ -66,7 +80,7 @@ export async function createBundle(
       nextDisplayOrder = Math.max(nextDisplayOrder, displayOrder + 1);
       await insertOption(tx, accountId, row.id, option, displayOrder, now);
     }
-    return readBundle(tx, accountId, row.id);
+    return readBundleAfter(tx, accountId, row.id, 'bundle.created');
   });
 }
 
@@ -147,7 +161,7 @@ export async function patchBundle(
       cloned_bundle_temp_name: updated.cloned_bundle_temp_name,
       updated_at: updated.updated_at,
     });
-    return readBundle(tx, accountId, bundleId);
+    return readBundleAfter(tx, accountId, bundleId, 'bundle.updated');
   });
 }
 
@@ -162,6 +176,7 @@ export async function deleteBundle(
       throw notFound('Bundle', bundleId);
     }
     await deleteBundleRow(tx, accountId, bundleId);
+    await recordEvent(tx, accountId, 'bundle.deleted', { id: bundleId, deleted: true });
   });
 }
 
@@ -192,6 +207,6 @@ export async function cloneBundle(
       priceBooks: 'all',
       now,
     });
-    return readBundle(tx, accountId, copy.id);
+    return readBundleAfter(tx, accountId, copy.id, 'bundle.cloned');
   });
 }

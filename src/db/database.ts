@@ -119,6 +119,16 @@ export interface IdempotencyKeysTable {
   locked_until: string | null;
 }
 
+/** An event of the outbox and the feed; `data` is the JSON text of `{ object }`. */
+export interface EventsTable {
+  account_id: string;
+  id: string;
+  type: string;
+  created_at: string;
+  request_id: string | null;
+  data: string;
+}
+
 export interface Database {
   api_keys: ApiKeysTable;
   bundles: BundlesTable;
@@ -129,6 +139,7 @@ export interface Database {
   price_book_prices: PriceBookPricesTable;
   product_variants: ProductVariantsTable;
   idempotency_keys: IdempotencyKeysTable;
+  events: EventsTable;
 }
 
 export type Db = Kysely<Database>;

@@ -3,6 +3,7 @@ import * as accountsAndKeys from './migrations/0001_accounts_and_keys.ts';
 import * as catalogue from './migrations/0002_catalogue.ts';
 import * as idempotencyKeys from './migrations/0003_idempotency_keys.ts';
 import * as treeVersions from './migrations/0004_tree_versions.ts';
+import * as events from './migrations/0005_events.ts';
 
 // Listed in code, not read from a folder: the set is the same wherever the process starts from.
 const migrations: Record<string, Migration> = {
@@ -10,6 +11,7 @@ const migrations: Record<string, Migration> = {
   '0002_catalogue': catalogue,
   '0003_idempotency_keys': idempotencyKeys,
   '0004_tree_versions': treeVersions,
+  '0005_events': events,
 };
 
 /** Brings the schema up to date. The CLI, start-up and the tests all come through here. */

@@ -1,5 +1,6 @@
 import type { Db, Executor } from '../db/database.ts';
 import { type ExpectedVersions, lockBundle, lockRoot, type Versioned } from '../db/roots.ts';
+import { recordEvent } from '../events/events.service.ts';
 import { AppError, invalid, notFound, type ProblemItem, pointer } from '../http/errors.ts';
 import { newId } from '../ids.ts';
 import { insertPriceBook } from '../price-books/price-books.repository.ts';
@@ -244,7 +245,9 @@ export async function createOption(
       displayOrder,
       new Date().toISOString(),
     );
-    return { value: toOption(option), version: option.version };
+    const value = toOption(option);
+    await recordEvent(tx, accountId, 'option.created', value);
+    return { value, version: option.version };
   });
 }
 
@@ -307,7 +310,9 @@ export async function updateOption(
       .where('account_id', '=', accountId)
       .where('id', '=', optionId)
       .execute();
-    return { value: toOption(updated), version: updated.version };
+    const value = toOption(updated);
+    await recordEvent(tx, accountId, 'option.updated', value);
+    return { value, version: updated.version };
   });
 }
 
@@ -326,6 +331,7 @@ export async function deleteOption(
       .where('account_id', '=', accountId)
       .where('id', '=', optionId)
       .execute();
+    await recordEvent(tx, accountId, 'option.deleted', { id: optionId, deleted: true });
   });
 }
 
@@ -351,8 +357,22 @@ export async function cloneOption(
     const [option] = copy.options;
     const [priceBook] = copy.priceBooks;
     if (!option || !priceBook) throw new Error(`option ${optionId} has no current price book to copy`);
-    return { value: { option: await withProducts(tx, option), priceBook }, version: option.version };
+    const value = { option: await withProducts(tx, option), priceBook };
+    await recordEvent(tx, accountId, 'option.cloned', value.option);
+    return { value, version: option.version };
   });
+}
+
+/** The option's products after a change to them, recorded as the change's event. */
+async function productsChanged(
+  tx: Executor,
+  accountId: string,
+  bundleId: string,
+  optionId: string,
+): Promise<OptionProduct[]> {
+  const products = (await listProductsOfOption(tx, accountId, optionId)).map(toOptionProduct);
+  await recordEvent(tx, accountId, 'option_products.changed', { id: optionId, bundleId, products });
+  return products;
 }
 
 export async function addOptionProducts(
@@ -369,8 +389,7 @@ export async function addOptionProducts(
     throwIfConflicts(productConflicts(products, new Set(existing.map((p) => p.product_id)), ''));
     const first = await nextProductDisplayOrder(tx, accountId, optionId);
     await insertRows(tx, 'option_products', productRows(accountId, { bundleId, optionId }, products, first));
-    const all = await listProductsOfOption(tx, accountId, optionId);
-    return { value: all.map(toOptionProduct), version: option.version };
+    return { value: await productsChanged(tx, accountId, bundleId, optionId), version: option.version };
   });
 }
 
@@ -422,6 +441,7 @@ export async function updateOptionProduct(
       .where('account_id', '=', accountId)
       .where('id', '=', current.id)
       .execute();
+    await productsChanged(tx, accountId, path.bundleId, path.optionId);
     return { value: toOptionProduct(updated), version: option.version };
   });
 }
@@ -452,7 +472,9 @@ export async function removeOptionProduct(
         .where('id', '=', option.id)
         .execute();
     }
-    const remaining = await listProductsOfOption(tx, accountId, path.optionId);
-    return { value: remaining.map(toOptionProduct), version: option.version };
+    return {
+      value: await productsChanged(tx, accountId, path.bundleId, path.optionId),
+      version: option.version,
+    };
   });
 }

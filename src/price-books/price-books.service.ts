@@ -1,5 +1,6 @@
 import type { Db, Executor } from '../db/database.ts';
 import { type ExpectedVersions, lockRoot, type Versioned } from '../db/roots.ts';
+import { recordEvent } from '../events/events.service.ts';
 import { AppError, invalid, notFound, type ProblemItem, pointer } from '../http/errors.ts';
 import { newId } from '../ids.ts';
 import { throwIfProblems as throwIfRuleProblems } from '../options/options.service.ts';
@@ -206,6 +207,7 @@ export async function createPriceBook(
       .where('account_id', '=', accountId)
       .where('id', '=', option.id)
       .execute();
+    await recordEvent(trx, accountId, 'price_book.created', book);
     return { value: book, version: 1 };
   });
 }
@@ -231,7 +233,9 @@ export async function patchPriceBook(
       effective_start_date: start,
       effective_end_date: end,
     });
-    return { value: toPriceBook(updated), version: updated.version };
+    const value = toPriceBook(updated);
+    await recordEvent(trx, accountId, 'price_book.updated', value);
+    return { value, version: updated.version };
   });
 }
 
@@ -245,7 +249,10 @@ export async function deletePriceBook(
   return db.transaction().execute(async (trx) => {
     const book = await lockRoot(trx, 'price_books', { accountId, id }, expected);
     if (!book) throw notFound('Price book', id);
-    if (!book.is_deleted) await updatePriceBook(trx, accountId, id, { is_deleted: true });
+    if (!book.is_deleted) {
+      await updatePriceBook(trx, accountId, id, { is_deleted: true });
+      await recordEvent(trx, accountId, 'price_book.deleted', { id, deleted: true });
+    }
     return { value: null, version: book.version };
   });
 }
@@ -384,6 +391,11 @@ export async function putPrices(
       })),
     );
     await upsertPrices(trx, rows);
+    await recordEvent(trx, accountId, 'prices.changed', {
+      priceBookId: id,
+      productIds,
+      currencies: [...new Set(body.map((w) => w.currency))],
+    });
     return { value: await pricedProducts(trx, book, productIds), version: book.version };
   });
 }
@@ -398,7 +410,15 @@ export async function deletePrices(
   const asked = [...new Set(productIds)];
   return db.transaction().execute(async (trx) => {
     const book = await writableBook(trx, accountId, id, expected);
+    const currencies = new Set((await listPrices(trx, accountId, id, asked)).map((p) => p.currency));
     const removed = new Set(await deleteEntries(trx, accountId, id, asked));
+    if (removed.size > 0) {
+      await recordEvent(trx, accountId, 'prices.changed', {
+        priceBookId: id,
+        productIds: asked.filter((p) => removed.has(p)),
+        currencies: [...currencies],
+      });
+    }
     return {
       value: {
         deleted: asked.filter((p) => removed.has(p)),
@@ -477,7 +497,14 @@ export async function putAdjustment(
         adjustment: toStoredAdjustment(adjustment),
       },
     ]);
-    return { value: { ...adjustment, allowUnitPriceEditing: flag }, version: book.version };
+    const value = { ...adjustment, allowUnitPriceEditing: flag };
+    await recordEvent(trx, accountId, 'adjustment.changed', {
+      priceBookId: id,
+      productId,
+      currency,
+      adjustment: value,
+    });
+    return { value, version: book.version };
   });
 }
 
@@ -494,6 +521,12 @@ export async function deleteAdjustment(
     const row = await priceRow(trx, book, productId, currency);
     if (!row?.adjustment) throw noAdjustment(productId, currency);
     await upsertPrices(trx, [{ ...row, adjustment: null }]);
+    await recordEvent(trx, accountId, 'adjustment.changed', {
+      priceBookId: id,
+      productId,
+      currency,
+      adjustment: null,
+    });
     return { value: null, version: book.version };
   });
 }
@@ -572,7 +605,9 @@ export async function putProductVariants(
       template: body.template,
       properties: JSON.stringify(body.properties),
     });
-    return { value: await variantTableOf(trx, book, productId, body), version: book.version };
+    const variants = await variantTableOf(trx, book, productId, body);
+    await recordEvent(trx, accountId, 'product_variants.changed', { priceBookId: id, productId, variants });
+    return { value: variants, version: book.version };
   });
 }
 

@@ -30,6 +30,7 @@ interface Ids {
   productId: string;
   optionProductId: string;
   priceBookId: string;
+  eventId: string;
 }
 
 /** A full data set: a bundle, options, products, prices with adjustments, a variant table, a default product. */
@@ -88,12 +89,14 @@ async function dataSet(ctx: TestContext, key: string, tag: string): Promise<Ids>
     }),
     'default product',
   );
+  const events = await ctx.call('GET', '/v1/events', { key, query: { limit: '1' } });
   return {
     bundleId: bundle.id,
     optionId: option.id,
     productId: first.productId,
     optionProductId: first.id,
     priceBookId: option.priceBookId,
+    eventId: events.body.events[0].id,
   };
 }
 

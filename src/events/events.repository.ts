@@ -1,0 +1,59 @@
+import { PostgresAdapter, type Selectable, sql } from 'kysely';
+import type { EventsTable, Executor } from '../db/database.ts';
+
+export type EventRow = Selectable<EventsTable>;
+
+// Any constant names the lock; this one spells "evts".
+const eventOrderLock = 0x65767473;
+
+/**
+ * Makes the writers recording events take turns until they commit (PostgreSQL; SQLite runs one write at a time),
+ * and answers the newest id: ids then ascend in commit order, so a reader who has seen an id has seen every smaller
+ * one. Taken last in a write, after its row locks, so a writer holding it waits on nobody.
+ */
+export async function takeEventTurn(tx: Executor): Promise<string | undefined> {
+  if (tx.getExecutor().adapter instanceof PostgresAdapter) {
+    await sql`select pg_advisory_xact_lock(${eventOrderLock})`.execute(tx);
+  }
+  // Across accounts by design: the order is global.
+  const last = await tx.selectFrom('events').select('id').orderBy('id', 'desc').limit(1).executeTakeFirst();
+  return last?.id;
+}
+
+export async function insertEvents(tx: Executor, rows: EventRow[]): Promise<void> {
+  await tx.insertInto('events').values(rows).execute();
+}
+
+export async function findEvent(db: Executor, accountId: string, id: string): Promise<EventRow | undefined> {
+  return db
+    .selectFrom('events')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+export async function listEventsAfter(
+  db: Executor,
+  accountId: string,
+  page: { afterId: string | null; types: string[] | null; limit: number },
+): Promise<EventRow[]> {
+  let query = db.selectFrom('events').selectAll().where('account_id', '=', accountId);
+  if (page.types !== null) query = query.where('type', 'in', page.types);
+  if (page.afterId !== null) query = query.where('id', '>', page.afterId);
+  return query.orderBy('id').limit(page.limit).execute();
+}
+
+/**
+ * Deletes up to `batch` events older than `beforeId` (ids sort by time), oldest first, across accounts: retention
+ * is the operator's, not a tenant's. Answers how many went.
+ */
+export async function purgeEventsBefore(db: Executor, beforeId: string, batch: number): Promise<number> {
+  const result = await db
+    .deleteFrom('events')
+    .where('id', 'in', (eb) =>
+      eb.selectFrom('events').select('id').where('id', '<', beforeId).orderBy('id').limit(batch),
+    )
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

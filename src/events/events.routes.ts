@@ -1,0 +1,40 @@
+import type { Routes } from '../http/routes.ts';
+import { Event, EventListQuery, EventPage, EventPath } from './events.schemas.ts';
+import { getEvent, listEvents } from './events.service.ts';
+
+const tags = ['events'];
+
+export const eventsRoutes: Routes = async (app, { db, config }) => {
+  app.get(
+    '/events',
+    {
+      schema: {
+        operationId: 'listEvents',
+        summary: 'List the account’s events, oldest first',
+        description:
+          'Every successful write records its events in its own transaction: a write that fails records none. ' +
+          'Ids ascend in the order the writes committed, so a consumer that passes the last id it has seen as ' +
+          '`after` never misses one. `types` keeps only the listed types (an unknown one is a 400). Events are ' +
+          `kept ${config.eventsRetentionDays} days (EVENTS_RETENTION_DAYS), then purged.`,
+        tags,
+        querystring: EventListQuery,
+        response: { 200: EventPage },
+      },
+    },
+    async (request) => listEvents(db, request.account.id, request.query),
+  );
+
+  app.get(
+    '/events/:eventId',
+    {
+      schema: {
+        operationId: 'getEvent',
+        summary: 'Read one event',
+        tags,
+        params: EventPath,
+        response: { 200: Event },
+      },
+    },
+    async (request) => getEvent(db, request.account.id, request.params.eventId),
+  );
+};

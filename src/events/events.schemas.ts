@@ -1,0 +1,76 @@
+import { type Static, Type } from 'typebox';
+import { Id, Instant, Limit, Nullable } from '../http/common-schemas.ts';
+import { PathId } from '../options/options.schemas.ts';
+
+export const eventTypes = [
+  'bundle.created',
+  'bundle.updated',
+  'bundle.deleted',
+  'bundle.cloned',
+  'option.created',
+  'option.updated',
+  'option.deleted',
+  'option.cloned',
+  'option_products.changed',
+  'price_book.created',
+  'price_book.updated',
+  'price_book.deleted',
+  'prices.changed',
+  'adjustment.changed',
+  'product_variants.changed',
+  'rule.created',
+  'rule.updated',
+  'rule.deleted',
+  'webhook_endpoint.disabled',
+] as const;
+export type EventType = (typeof eventTypes)[number];
+
+export const EventTypeSchema = Type.Unsafe<EventType>(
+  Type.String({ enum: [...eventTypes], description: 'What happened' }),
+);
+
+export const Event = Type.Object(
+  {
+    id: Id('evt', 'Event id; ids ascend in the order the writes committed'),
+    type: EventTypeSchema,
+    accountId: Type.String(),
+    createdAt: Instant,
+    requestId: Nullable(
+      Type.String({ description: 'x-request-id of the write that made it; null for the command line' }),
+    ),
+    data: Type.Object({
+      object: Type.Unknown({
+        description:
+          'The resource after the write, as its GET answers it; for a delete `{ id, deleted: true }`. ' +
+          'option_products.changed: `{ id (option), bundleId, products }`; prices.changed: ' +
+          '`{ priceBookId, productIds, currencies }`; adjustment.changed: `{ priceBookId, productId, currency, ' +
+          'adjustment }` (null when deleted); product_variants.changed: `{ priceBookId, productId, variants }`.',
+      }),
+    }),
+  },
+  { description: 'Something that happened to a resource of the account' },
+);
+export type Event = Static<typeof Event>;
+
+export const EventListQuery = Type.Object(
+  {
+    after: Type.Optional(Id('evt', 'The last event id already seen; the page starts after it')),
+    types: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 1000,
+        description: 'Comma-separated event types; only these are listed',
+      }),
+    ),
+    limit: Type.Optional(Limit),
+  },
+  { additionalProperties: false },
+);
+export type EventListQuery = Static<typeof EventListQuery>;
+
+export const EventPage = Type.Object({
+  events: Type.Array(Event),
+  nextKey: Type.Optional(Id('evt', 'Pass as `after` for the next page; present only when more exist')),
+});
+
+export const EventPath = Type.Object({ eventId: PathId('Event id') });

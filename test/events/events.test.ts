@@ -1,0 +1,283 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { insertEvents } from '../../src/events/events.repository.ts';
+import { PURGE_BATCH, purgeExpiredEvents } from '../../src/events/events.service.ts';
+import { newId } from '../../src/ids.ts';
+import { assertProblem, type CallResult, describeEachDatabase, type TestContext } from '../helpers/app.ts';
+import { createBundle } from '../helpers/factories.ts';
+
+// biome-ignore lint/suspicious/noExplicitAny: tests read response JSON freely
+type Json = any;
+
+/** Every event of the account after `after`, read through the feed a page at a time. */
+async function feed(ctx: TestContext, after?: string, key = ctx.key): Promise<Json[]> {
+  const events: Json[] = [];
+  let cursor = after;
+  for (;;) {
+    const query: Record<string, string> = { limit: '100' };
+    if (cursor) query.after = cursor;
+    const page = await ctx.call('GET', '/v1/events', { query, key });
+    assert.equal(page.status, 200, page.text);
+    events.push(...page.body.events);
+    if (!page.body.nextKey) return events;
+    cursor = page.body.nextKey;
+  }
+}
+
+async function lastEventId(ctx: TestContext): Promise<string | undefined> {
+  return (await feed(ctx)).at(-1)?.id;
+}
+
+describeEachDatabase('events', (ctx) => {
+  /** Runs a write and answers the one event it recorded, checked against the write's answer and request id. */
+  async function onlyEvent(write: () => Promise<CallResult>, status: number, type: string): Promise<Json> {
+    const before = await lastEventId(ctx);
+    const result = await write();
+    assert.equal(result.status, status, result.text);
+    const events = await feed(ctx, before);
+    assert.equal(events.length, 1, JSON.stringify(events));
+    const [event] = events;
+    assert.equal(event.type, type);
+    assert.equal(event.accountId, 'acme');
+    assert.equal(event.requestId, result.headers['x-request-id']);
+    assert.match(event.id, /^evt_[0-9A-HJKMNP-TV-Z]{26}$/);
+    assert.deepEqual((await ctx.call('GET', `/v1/events/${event.id}`)).body, event);
+    return event.data.object;
+  }
+
+  test('every write route records its event, with the resource after the write and the request id', async () => {
+    const bundle = await onlyEvent(
+      () => ctx.call('POST', '/v1/bundles', { body: { header: { productId: 'EV-1', properties: {} } } }),
+      201,
+      'bundle.created',
+    );
+    assert.equal(bundle.header.productId, 'EV-1');
+    const b = `/v1/bundles/${bundle.id}`;
+    let patched: CallResult | undefined;
+    const updated = await onlyEvent(
+      async () => {
+        patched = await ctx.call('PATCH', b, { body: { isActive: false } });
+        return patched;
+      },
+      200,
+      'bundle.updated',
+    );
+    assert.deepEqual(updated, patched?.body);
+
+    let result: CallResult | undefined;
+    const call =
+      (method: string, url: string, body?: unknown, query?: Record<string, string>) => async () => {
+        result = await ctx.call(method as 'GET', url, { body, query });
+        return result;
+      };
+    const cloned = await onlyEvent(call('POST', `${b}/clone`, {}), 201, 'bundle.cloned');
+    assert.deepEqual(cloned, result?.body);
+    assert.deepEqual(await onlyEvent(call('DELETE', `/v1/bundles/${cloned.id}`), 204, 'bundle.deleted'), {
+      id: cloned.id,
+      deleted: true,
+    });
+
+    const option = await onlyEvent(
+      call('POST', `${b}/options`, { name: 'Size', type: 'INCLUDED', products: [{ productId: 'S' }] }),
+      201,
+      'option.created',
+    );
+    assert.deepEqual(option, result?.body);
+    const o = `${b}/options/${option.id}`;
+    assert.deepEqual(await onlyEvent(call('PUT', o, { name: 'Sizes' }), 200, 'option.updated'), result?.body);
+    const optionCopy = await onlyEvent(call('POST', `${o}/clone`), 201, 'option.cloned');
+    assert.deepEqual(optionCopy, result?.body.option);
+    assert.deepEqual(
+      await onlyEvent(call('DELETE', `${b}/options/${optionCopy.id}`), 204, 'option.deleted'),
+      { id: optionCopy.id, deleted: true },
+    );
+    const added = await onlyEvent(
+      call('POST', `${o}/products`, [{ productId: 'M' }, { productId: 'L' }]),
+      201,
+      'option_products.changed',
+    );
+    assert.deepEqual(added, { id: option.id, bundleId: bundle.id, products: result?.body });
+    const changed = await onlyEvent(
+      call('PUT', `${o}/products/M`, { properties: { fit: 'slim' } }),
+      200,
+      'option_products.changed',
+    );
+    assert.deepEqual(
+      changed.products.find((p: Json) => p.productId === 'M'),
+      result?.body,
+    );
+    const removed = await onlyEvent(call('DELETE', `${o}/L`), 200, 'option_products.changed');
+    assert.deepEqual(removed.products, result?.body);
+
+    const book = await onlyEvent(
+      call('POST', '/v1/pricebooks', { bundleOptionId: option.id, name: 'Spring' }),
+      201,
+      'price_book.created',
+    );
+    assert.deepEqual(book, result?.body);
+    const p = `/v1/pricebooks/${book.id}`;
+    assert.deepEqual(
+      await onlyEvent(call('PATCH', p, { description: 'for spring' }), 200, 'price_book.updated'),
+      result?.body,
+    );
+    assert.deepEqual(
+      await onlyEvent(
+        call('PUT', `${p}/prices`, [
+          { productId: 'S', currency: 'USD', standardPrice: 10 },
+          { productId: 'S', currency: 'EUR', standardPrice: 9 },
+          { productId: 'M', currency: 'USD', standardPrice: 12 },
+        ]),
+        200,
+        'prices.changed',
+      ),
+      { priceBookId: book.id, productIds: ['S', 'M'], currencies: ['USD', 'EUR'] },
+    );
+    assert.deepEqual(await onlyEvent(call('DELETE', `${p}/prices`, ['M', 'nope']), 200, 'prices.changed'), {
+      priceBookId: book.id,
+      productIds: ['M'],
+      currencies: ['USD'],
+    });
+    const adjustment = { type: 'percent', amount: 5 };
+    const usd = { currency: 'USD' };
+    assert.deepEqual(
+      await onlyEvent(
+        call('PUT', `${p}/products/S/adjustment`, { adjustment }, usd),
+        200,
+        'adjustment.changed',
+      ),
+      { priceBookId: book.id, productId: 'S', currency: 'USD', adjustment: result?.body.adjustment },
+    );
+    assert.deepEqual(
+      await onlyEvent(
+        call('DELETE', `${p}/products/S/adjustment`, undefined, usd),
+        204,
+        'adjustment.changed',
+      ),
+      { priceBookId: book.id, productId: 'S', currency: 'USD', adjustment: null },
+    );
+    const variants = await onlyEvent(
+      call('PUT', `${p}/products/S/product-variants`, {
+        isDynamic: true,
+        template: 'S-{fit}',
+        properties: [{ name: 'fit', values: ['slim'] }],
+      }),
+      200,
+      'product_variants.changed',
+    );
+    assert.deepEqual(variants, { priceBookId: book.id, productId: 'S', variants: result?.body });
+    assert.deepEqual(await onlyEvent(call('DELETE', p), 204, 'price_book.deleted'), {
+      id: book.id,
+      deleted: true,
+    });
+  });
+
+  test('a rejected write records nothing, nor does a read or a replay', async () => {
+    const { bundle, options } = await createBundle(ctx);
+    const before = await lastEventId(ctx);
+    const b = `/v1/bundles/${bundle.id}`;
+    assertProblem(
+      await ctx.call('PUT', `${b}/options/${options[0].id}`, {
+        body: { configuration: { minCount: 3, maxCount: 1 } },
+      }),
+      422,
+    );
+    assertProblem(
+      await ctx.call('PATCH', b, { body: { isActive: true }, headers: { 'if-match': '"nope"' } }),
+      412,
+    );
+    assertProblem(await ctx.call('DELETE', '/v1/bundles/bnd_00000000000000000000000000'), 404);
+    assert.equal((await ctx.call('GET', b)).status, 200);
+    const body = { header: { productId: 'ONCE', properties: {} } };
+    const headers = { 'idempotency-key': 'events-once' };
+    assert.equal((await ctx.call('POST', '/v1/bundles', { body, headers })).status, 201);
+    assert.equal((await ctx.call('POST', '/v1/bundles', { body, headers })).status, 201);
+    const events = await feed(ctx, before);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['bundle.created'],
+    );
+  });
+
+  test('the feed pages by id in ascending order and filters by type', async () => {
+    const key = await ctx.newKey('feed-paging');
+    const made: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await ctx.call('POST', '/v1/bundles', {
+        key,
+        body: { header: { productId: `P-${i}`, properties: {} } },
+      });
+      made.push(res.body.id);
+      await ctx.call('PATCH', `/v1/bundles/${res.body.id}`, { key, body: { isActive: false } });
+    }
+    const first = await ctx.call('GET', '/v1/events', { key, query: { limit: '3' } });
+    assert.equal(first.body.events.length, 3);
+    assert.equal(first.body.nextKey, first.body.events[2].id);
+    const all = await feed(ctx, undefined, key);
+    assert.equal(all.length, 10);
+    const ids = all.map((e) => e.id);
+    assert.deepEqual(ids, [...ids].sort());
+    assert.deepEqual(
+      all.filter((e) => e.type === 'bundle.created').map((e) => e.data.object.id),
+      made,
+    );
+    const second = await ctx.call('GET', '/v1/events', {
+      key,
+      query: { limit: '3', after: first.body.nextKey },
+    });
+    assert.deepEqual(second.body.events, all.slice(3, 6));
+    const last = await ctx.call('GET', '/v1/events', { key, query: { limit: '4', after: ids[5] as string } });
+    assert.deepEqual(last.body, { events: all.slice(6) });
+
+    const created = await ctx.call('GET', '/v1/events', {
+      key,
+      query: { types: 'bundle.created,option.created' },
+    });
+    assert.deepEqual(
+      created.body.events.map((e: Json) => e.data.object.id),
+      made,
+    );
+    assertProblem(await ctx.call('GET', '/v1/events', { key, query: { types: 'bundle.created,nope' } }), 400);
+    assertProblem(await ctx.call('GET', '/v1/events', { key, query: { after: 'bnd_1' } }), 400);
+    assertProblem(await ctx.call('GET', '/v1/events', { key, query: { limit: '101' } }), 400);
+  });
+
+  test('another account’s events are never listed and answer 404', async () => {
+    const mine = await ctx.newKey('events-mine');
+    const theirs = await ctx.newKey('events-theirs');
+    await ctx.call('POST', '/v1/bundles', {
+      key: mine,
+      body: { header: { productId: 'X', properties: {} } },
+    });
+    const [event] = await feed(ctx, undefined, mine);
+    assert.equal(event.accountId, 'events-mine');
+    assert.deepEqual(await feed(ctx, undefined, theirs), []);
+    assertProblem(await ctx.call('GET', `/v1/events/${event.id}`, { key: theirs }), 404, 'not_found');
+    assertProblem(await ctx.call('GET', '/v1/events/evt_nope'), 404, 'not_found');
+  });
+
+  test('expired events are purged in batches; younger ones stay', async () => {
+    const old = Array.from({ length: PURGE_BATCH * 2 + 7 }, () => ({
+      account_id: 'events-purge',
+      id: newId('event'),
+      type: 'bundle.deleted',
+      created_at: new Date().toISOString(),
+      request_id: null,
+      data: '{"object":{}}',
+    }));
+    for (let i = 0; i < old.length; i += 500) await insertEvents(ctx.db, old.slice(i, i + 500));
+    const key = await ctx.newKey('events-purge');
+    const day = 24 * 60 * 60 * 1000;
+    assert.equal(await purgeExpiredEvents(ctx.db, 30, Date.now() - day), 0);
+    const cut = Date.now() + 1;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await ctx.call('POST', '/v1/bundles', { key, body: { header: { productId: 'KEEP', properties: {} } } });
+    // 30 days from a clock past the old events, but before the new one.
+    const purged = await purgeExpiredEvents(ctx.db, 30, cut + 30 * day);
+    assert.ok(purged >= old.length, `${purged}`);
+    const left = await feed(ctx, undefined, key);
+    assert.deepEqual(
+      left.map((e) => e.data.object.header?.productId),
+      ['KEEP'],
+    );
+  });
+});

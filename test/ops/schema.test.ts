@@ -12,8 +12,14 @@ interface Key {
   columns: string[];
 }
 
-// Authentication finds a key by its hash before any account is known, and operators revoke by key id alone.
-const globalLookups = new Set(['api_keys api_keys_key_hash_uq', 'api_keys api_keys_id_uq']);
+// Authentication finds a key by its hash before any account is known, and operators revoke by key id alone. Event
+// ids are ordered across accounts (each write's ids follow the newest of all), and retention purges the oldest of
+// all accounts.
+const globalLookups = new Set([
+  'api_keys api_keys_key_hash_uq',
+  'api_keys api_keys_id_uq',
+  'events events_id_idx',
+]);
 const migratorTables = new Set(['kysely_migration', 'kysely_migration_lock']);
 
 async function postgresKeys(database: TestDatabase): Promise<Key[]> {

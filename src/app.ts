@@ -4,6 +4,7 @@ import scalar from '@scalar/fastify-api-reference';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { sql } from 'kysely';
 import { Type } from 'typebox';
+import { describeLimits } from './api-limits.ts';
 import { bundleDetailsRoutes } from './bundle-details/bundle-details.routes.ts';
 import { bundlesRoutes } from './bundles/bundles.routes.ts';
 import type { Config } from './config.ts';
@@ -18,16 +19,16 @@ import {
   registerErrorHandling,
   schemaErrorFormatter,
 } from './http/error-handler.ts';
-import { AppError } from './http/errors.ts';
 import { idempotencyKeys } from './http/idempotency.ts';
 import { registerJsonBody } from './http/json-body.ts';
-import { describeLimits, rateLimitPerKey } from './http/rate-limit.ts';
+import { rateLimitPerKey } from './http/rate-limit.ts';
 import { carryRequestId } from './http/request-context.ts';
 import { refuseUnstorableText } from './http/unstorable-text.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { newId } from './ids.ts';
 import { optionsRoutes } from './options/options.routes.ts';
 import { priceBooksRoutes } from './price-books/price-books.routes.ts';
+import { AppError } from './problems.ts';
 import { quotesRoutes } from './quotes/quotes.routes.ts';
 
 export interface AppOptions {

@@ -1,9 +1,9 @@
 import type { Db } from '../db/database.ts';
 import { MAX_PROPERTY_NAME_LENGTH, MAX_PROPERTY_NAMES } from '../http/common-schemas.ts';
 import { bytesTag } from '../http/conditional.ts';
-import { invalid } from '../http/errors.ts';
 import { normaliseInstant } from '../price-books/instants.ts';
 import { toAdjustment, toPrice } from '../price-books/price-books.repository.ts';
+import { invalid } from '../problems.ts';
 import {
   type BundleDetailRows,
   loadBundleDetailRows,

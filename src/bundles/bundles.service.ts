@@ -2,17 +2,11 @@ import type { Db, Executor } from '../db/database.ts';
 import { type ExpectedVersions, lockRoot, type Versioned } from '../db/roots.ts';
 import type { EventType } from '../events/events.schemas.ts';
 import { recordEvent } from '../events/events.service.ts';
-import { invalid, notFound } from '../http/errors.ts';
 import { newId } from '../ids.ts';
 import { copyOptions } from '../options/option-copy.ts';
 import { listOptionsOfBundle } from '../options/options.repository.ts';
-import {
-  insertOption,
-  optionCreateConflicts,
-  optionCreateProblems,
-  throwIfConflicts,
-  throwIfProblems,
-} from '../options/options.service.ts';
+import { insertOption, optionCreateConflicts, optionCreateProblems } from '../options/options.service.ts';
+import { invalid, notFound, throwIfConflicts, throwIfProblems } from '../problems.ts';
 import {
   type BundleRow,
   countOptions,

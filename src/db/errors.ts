@@ -46,3 +46,14 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   // node:sqlite reports SQLITE_BUSY (5) and SQLITE_LOCKED (6) as numeric errcodes
   return errno === 5 || errno === 6;
 }
+
+/**
+ * A write named versions of a root (If-Match) and the root exists at none of them. The database layer says only
+ * that; the error handler answers it as 412 precondition_failed.
+ */
+export class StaleVersionError extends Error {
+  constructor() {
+    super('If-Match names no current version: the resource has changed since it was read; read it again');
+    this.name = 'StaleVersionError';
+  }
+}

@@ -1,6 +1,6 @@
 import { type Selectable, sql } from 'kysely';
-import { AppError } from '../http/errors.ts';
 import type { Database, Executor } from './database.ts';
+import { StaleVersionError } from './errors.ts';
 
 /**
  * The concurrency roots: every write names one, and its version moves with every change to what it answers for
@@ -56,7 +56,7 @@ async function lockBundleWhere(tx: Executor, accountId: string, bundleId: Return
  * Opens a write to a root: one conditional UPDATE moves its version on, and only from a version If-Match allows,
  * and returns the row as it now is. PostgreSQL re-checks the condition on the locked row, so of concurrent writers
  * holding the same ETag exactly one matches; SQLite serializes them. Answers undefined when the root does not
- * exist (the caller's 404), and refuses with 412 when it exists at another version. Must run in the write's
+ * exist (the caller's 404), and throws StaleVersionError (412) when it exists at another version. Must run in the write's
  * transaction, before anything else of the root is read or written.
  */
 export async function lockRoot<R extends Root>(
@@ -90,11 +90,6 @@ export async function lockRoot<R extends Root>(
     .where('id', '=', key.id)
     .$if(key.bundleId !== undefined, (query) => query.where(inScope))
     .executeTakeFirst();
-  if (exists) {
-    throw new AppError(
-      'precondition_failed',
-      'If-Match names no current version: the resource has changed since it was read; read it again',
-    );
-  }
+  if (exists) throw new StaleVersionError();
   return undefined;
 }

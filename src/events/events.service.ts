@@ -1,7 +1,7 @@
 import type { Db, Executor } from '../db/database.ts';
-import { invalid, notFound } from '../http/errors.ts';
 import { currentRequestId } from '../http/request-context.ts';
 import { firstIdAt, newIdAfter } from '../ids.ts';
+import { invalid, notFound } from '../problems.ts';
 import {
   type EventRow,
   findEvent,

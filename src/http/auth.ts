@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Db } from '../db/database.ts';
 import { type Account, authenticate } from '../keys/keys.service.ts';
-import { AppError } from './errors.ts';
+import { AppError } from '../problems.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {

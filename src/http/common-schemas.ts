@@ -1,6 +1,6 @@
 import { type TSchema, Type } from 'typebox';
 import { currencyCodes } from '../pricing/currencies.ts';
-import { Problem } from './errors.ts';
+import { Problem } from '../problems.ts';
 
 export const ProblemRef = Type.Ref('Problem');
 

@@ -1,7 +1,7 @@
 import { maxHeaderSize, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isDatabaseUnavailable } from '../db/errors.ts';
+import { isDatabaseUnavailable, StaleVersionError } from '../db/errors.ts';
 import { newId } from '../ids.ts';
 import {
   AppError,
@@ -12,7 +12,7 @@ import {
   pointerToken,
   problemCodes,
   problemType,
-} from './errors.ts';
+} from '../problems.ts';
 
 type ValidationContext = 'body' | 'querystring' | 'params' | 'headers';
 
@@ -166,6 +166,7 @@ function classify(error: FastifyError, request: FastifyRequest): Classified {
         detail: `The request body is over the limit of ${request.routeOptions.bodyLimit} bytes`,
       };
   }
+  if (error instanceof StaleVersionError) return { code: 'precondition_failed', detail: error.message };
   if (isDatabaseUnavailable(error)) {
     return { code: 'service_unavailable', detail: 'The database cannot be reached; try again shortly' };
   }

@@ -2,9 +2,9 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Db, IdempotencyKeysTable } from '../db/database.ts';
+import { AppError } from '../problems.ts';
 import { isApiRoute } from './auth.ts';
 import { ProblemRef } from './common-schemas.ts';
-import { AppError } from './errors.ts';
 
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
 export const IDEMPOTENCY_TTL_HOURS = 24;

@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
-import { AppError, pointer } from './errors.ts';
+import { AppError, pointer } from '../problems.ts';
 
 /** Arrays and objects nest at most this deep in a body; the deepest the API reads is 6. */
 export const MAX_JSON_DEPTH = 32;

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { invalid, type ProblemItem, pointer } from './errors.ts';
+import { invalid, type ProblemItem, pointer } from '../problems.ts';
 
 /** The first UTF-16 code unit of `text` that is half of no pair, as U+XXXX. */
 function loneSurrogate(text: string): string {

@@ -1,10 +1,17 @@
 import type { Db, Executor } from '../db/database.ts';
 import { type ExpectedVersions, lockBundle, lockRoot, type Versioned } from '../db/roots.ts';
 import { recordEvent } from '../events/events.service.ts';
-import { AppError, invalid, notFound, type ProblemItem, pointer } from '../http/errors.ts';
 import { newId } from '../ids.ts';
 import { insertPriceBook } from '../price-books/price-books.repository.ts';
 import type { PriceBook } from '../price-books/price-books.schemas.ts';
+import {
+  bodyItem,
+  notFound,
+  type ProblemItem,
+  pointer,
+  throwIfConflicts,
+  throwIfProblems,
+} from '../problems.ts';
 import { copyOptions } from './option-copy.ts';
 import {
   findOption,
@@ -29,17 +36,6 @@ import type {
   OptionUpdateBody,
 } from './options.schemas.ts';
 
-function item(code: string, at: string, message: string): ProblemItem {
-  return { code, in: 'body', pointer: at, message };
-}
-
-/** Rule problems across fields of one body: a 422 lists them all; the top code says which kind they are. */
-export function throwIfProblems(problems: ProblemItem[]): void {
-  if (problems.length === 0) return;
-  const onlyReferences = problems.every((p) => p.code === 'unknown_reference');
-  throw invalid(onlyReferences ? 'unknown_reference' : 'rule_violation', problems);
-}
-
 function rangeProblem(
   min: number | null | undefined,
   max: number | null | undefined,
@@ -47,7 +43,7 @@ function rangeProblem(
   what: string,
 ): ProblemItem[] {
   if (min == null || max == null || min <= max) return [];
-  return [item('min_greater_than_max', at, `${what} ${min} is greater than the maximum ${max}`)];
+  return [bodyItem('min_greater_than_max', at, `${what} ${min} is greater than the maximum ${max}`)];
 }
 
 function productRuleProblems(products: OptionProductInput[], at: string): ProblemItem[] {
@@ -68,7 +64,7 @@ function productConflicts(products: OptionProductInput[], existing: Set<string>,
   products.forEach((product, i) => {
     if (seen.has(product.productId)) {
       conflicts.push(
-        item(
+        bodyItem(
           'duplicate_product',
           `${at}${pointer(i, 'productId')}`,
           existing.has(product.productId)
@@ -80,14 +76,6 @@ function productConflicts(products: OptionProductInput[], existing: Set<string>,
     seen.add(product.productId);
   });
   return conflicts;
-}
-
-export function throwIfConflicts(conflicts: ProblemItem[]): void {
-  const [first] = conflicts;
-  if (!first) return;
-  throw new AppError('conflict', conflicts.length === 1 ? `${first.pointer}: ${first.message}` : undefined, {
-    errors: conflicts,
-  });
 }
 
 /**
@@ -104,7 +92,7 @@ export function optionCreateProblems(body: OptionCreateBody, at: string): Proble
   );
   if (body.configuration?.defaultOptionProductId != null) {
     problems.push(
-      item(
+      bodyItem(
         'default_product_not_in_option',
         `${at}/configuration/defaultOptionProductId`,
         'a new option has no products yet to be its default; set it with PUT after creating the option',
@@ -284,10 +272,11 @@ export async function updateOption(
     if (defaultId != null) {
       const owner = await findOptionProductById(tx, accountId, defaultId);
       const at = '/configuration/defaultOptionProductId';
-      if (!owner) problems.push(item('unknown_reference', at, `option product ${defaultId} does not exist`));
+      if (!owner)
+        problems.push(bodyItem('unknown_reference', at, `option product ${defaultId} does not exist`));
       else if (owner.option_id !== optionId) {
         problems.push(
-          item('default_product_not_in_option', at, `${defaultId} is a product of another option`),
+          bodyItem('default_product_not_in_option', at, `${defaultId} is a product of another option`),
         );
       }
     }

@@ -1,12 +1,20 @@
 import type { Db, Executor } from '../db/database.ts';
 import { type ExpectedVersions, lockRoot, type Versioned } from '../db/roots.ts';
 import { recordEvent } from '../events/events.service.ts';
-import { AppError, invalid, notFound, type ProblemItem, pointer } from '../http/errors.ts';
 import { newId } from '../ids.ts';
-import { throwIfProblems as throwIfRuleProblems } from '../options/options.service.ts';
 import type { Adjustment } from '../pricing/adjustment.schema.ts';
 import { validateAdjustment } from '../pricing/adjustments.ts';
 import { decimalPlaces, MAX_PRICE_DECIMALS } from '../pricing/money.ts';
+import {
+  AppError,
+  bodyItem,
+  hasSingleFieldProblem,
+  invalid,
+  notFound,
+  type ProblemItem,
+  pointer,
+  throwIfProblems,
+} from '../problems.ts';
 import { normaliseInstant } from './instants.ts';
 import {
   deleteEntries,
@@ -41,20 +49,8 @@ import type {
 } from './price-books.schemas.ts';
 import { validateVariantDefinition, variantTable } from './product-variants.ts';
 
-// Problems about one field alone are a 400 under C3; the rest relate fields or records and are a 422.
-const singleFieldCodes = new Set(['too_many_decimals', 'not_integer', 'unrepresentable_instant']);
-
-function item(code: string, at: string, message: string): ProblemItem {
-  return { code, in: 'body', pointer: at, message };
-}
-
-function throwIfProblems(problems: ProblemItem[]): void {
-  if (problems.some((p) => singleFieldCodes.has(p.code))) throw invalid('validation_failed', problems);
-  throwIfRuleProblems(problems);
-}
-
 function adjustmentProblems(adjustment: Adjustment, at: string): ProblemItem[] {
-  return validateAdjustment(adjustment).map((v) => item(v.code, `${at}${v.pointer}`, v.message));
+  return validateAdjustment(adjustment).map((v) => bodyItem(v.code, `${at}${v.pointer}`, v.message));
 }
 
 const now = () => new Date().toISOString();
@@ -75,7 +71,11 @@ function normaliseDates(body: Partial<Record<DateField, string | null>>): {
     const normalised = value === null ? null : normaliseInstant(value);
     if (value !== null && normalised === null) {
       problems.push(
-        item('unrepresentable_instant', `/${field}`, 'is not an instant between years 0000 and 9999 in UTC'),
+        bodyItem(
+          'unrepresentable_instant',
+          `/${field}`,
+          'is not an instant between years 0000 and 9999 in UTC',
+        ),
       );
     }
     dates[field] = normalised;
@@ -93,7 +93,7 @@ function windowProblems(
   return dateFields
     .filter((field) => given[field] !== undefined)
     .map((field) =>
-      item(
+      bodyItem(
         'start_not_before_end',
         `/${field}`,
         `effectiveStartDate ${start} is not before effectiveEndDate ${end}`,
@@ -182,7 +182,7 @@ export async function createPriceBook(
   throwIfProblems(windowProblems(start, end, body));
   const unknownOption = () =>
     invalid('unknown_reference', [
-      item('unknown_reference', '/bundleOptionId', `option ${body.bundleOptionId} does not exist`),
+      bodyItem('unknown_reference', '/bundleOptionId', `option ${body.bundleOptionId} does not exist`),
     ]);
   return db.transaction().execute(async (trx) => {
     // The option's priceBookId changes: a write to the option, which also keeps it from going meanwhile.
@@ -266,7 +266,7 @@ function writeProblems(body: readonly PriceWrite[]): ProblemItem[] {
       const value = write[field];
       if (typeof value === 'number' && decimalPlaces(value) > MAX_PRICE_DECIMALS) {
         problems.push(
-          item(
+          bodyItem(
             'too_many_decimals',
             pointer(i, field),
             `${value} has more than ${MAX_PRICE_DECIMALS} decimal places`,
@@ -279,7 +279,7 @@ function writeProblems(body: readonly PriceWrite[]): ProblemItem[] {
     const earlier = keys.get(key);
     if (earlier !== undefined) {
       problems.push(
-        item(
+        bodyItem(
           'duplicate_price',
           pointer(i),
           `product ${write.productId} in ${write.currency} is already given at ${pointer(earlier)}`,
@@ -303,7 +303,7 @@ function writeProblems(body: readonly PriceWrite[]): ProblemItem[] {
         flags.set(write.productId, { value, at });
       } else if (first.value !== value) {
         problems.push(
-          item(
+          bodyItem(
             'conflicting_flag',
             at,
             `allowUnitPriceEditing of product ${write.productId} is set to ${first.value} at ${first.at}`,
@@ -327,7 +327,7 @@ export async function putPrices(
   expected: ExpectedVersions,
 ): Promise<Versioned<PricedProduct[]>> {
   const problems = writeProblems(body);
-  if (problems.some((p) => singleFieldCodes.has(p.code))) throwIfProblems(problems);
+  if (hasSingleFieldProblem(problems)) throwIfProblems(problems);
   const productIds = [...new Set(body.map((w) => w.productId))];
   return db.transaction().execute(async (trx) => {
     const book = await writableBook(trx, accountId, id, expected);
@@ -337,7 +337,7 @@ export async function putPrices(
     body.forEach((write, i) => {
       if (!known.has(write.productId)) {
         problems.push(
-          item(
+          bodyItem(
             'unknown_reference',
             pointer(i, 'productId'),
             `product ${write.productId} is not a product of option ${book.bundle_option_id}`,
@@ -582,7 +582,7 @@ export async function putProductVariants(
   body: ProductVariantsBody,
   expected: ExpectedVersions,
 ): Promise<Versioned<ProductVariantTable>> {
-  throwIfProblems(validateVariantDefinition(body).map((v) => item(v.code, v.pointer, v.message)));
+  throwIfProblems(validateVariantDefinition(body).map((v) => bodyItem(v.code, v.pointer, v.message)));
   return db.transaction().execute(async (trx) => {
     const book = await writableBook(trx, accountId, id, expected);
     await productOfBook(trx, book, productId);

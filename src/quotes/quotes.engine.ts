@@ -1,4 +1,3 @@
-import { type ProblemItem, pointer } from '../http/errors.ts';
 import { type PriceEntry, type PriceErrorCode, priceUnit } from '../pricing/adjustments.ts';
 import {
   type Decimal,
@@ -9,6 +8,7 @@ import {
   toDecimal,
   toJsonNumber,
 } from '../pricing/money.ts';
+import { type ProblemItem, pointer } from '../problems.ts';
 import { MAX_QUOTE_LINES, type Quote, type QuoteLine, type QuoteRequest } from './quotes.schemas.ts';
 
 /** What a quote needs to know of one bundle, with prices in the quote's currency only. */

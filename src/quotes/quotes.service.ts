@@ -1,8 +1,8 @@
 import { loadStamps, nextBoundary } from '../bundle-details/bundle-details.repository.ts';
 import type { Stamped, StampedCache } from '../bundle-details/stamped-cache.ts';
 import type { Db } from '../db/database.ts';
-import { invalid } from '../http/errors.ts';
 import { normaliseInstant } from '../price-books/instants.ts';
+import { invalid } from '../problems.ts';
 import { type CatalogueBundle, checkQuoteRequest, priceQuote } from './quotes.engine.ts';
 import { loadQuoteCatalogue } from './quotes.repository.ts';
 import type { Quote, QuoteRequest } from './quotes.schemas.ts';

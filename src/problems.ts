@@ -1,5 +1,11 @@
 import { type Static, Type } from 'typebox';
 
+/**
+ * The problems the service answers with: the closed set of codes, the items that point into a request, the error
+ * that carries them, and the one decision of which code a list of problems gets. Pure (no HTTP, no database), so
+ * services, the quote engine and pricing use it alike; src/http/error-handler.ts turns it into a response.
+ */
+
 /** The closed set of problem codes. Every error the service writes uses one of these. */
 export const problemCodes = {
   validation_failed: { status: 400, title: 'The request is not valid' },
@@ -122,4 +128,39 @@ export function pointerToken(token: string | number): string {
 
 export function pointer(...tokens: (string | number)[]): string {
   return tokens.map((t) => `/${pointerToken(t)}`).join('');
+}
+
+/** A problem in the request body at the pointer `at`. */
+export function bodyItem(code: string, at: string, message: string): ProblemItem {
+  return { code, in: 'body', pointer: at, message };
+}
+
+/**
+ * Item codes about one field alone that the JSON schema cannot state (decimal places, whole numbers, instants
+ * out of range): the request is malformed, a 400. Every other rule relates fields or records: a 422.
+ */
+const singleFieldCodes = new Set(['too_many_decimals', 'not_integer', 'unrepresentable_instant']);
+
+export function hasSingleFieldProblem(problems: readonly ProblemItem[]): boolean {
+  return problems.some((p) => singleFieldCodes.has(p.code));
+}
+
+/**
+ * Throws the body's problems, all of them, if there are any: 400 validation_failed when one concerns a single
+ * field, else a 422 whose code says which kind they are (unknown_reference when every one is a missing record).
+ */
+export function throwIfProblems(problems: ProblemItem[]): void {
+  if (problems.length === 0) return;
+  if (hasSingleFieldProblem(problems)) throw invalid('validation_failed', problems);
+  const onlyReferences = problems.every((p) => p.code === 'unknown_reference');
+  throw invalid(onlyReferences ? 'unknown_reference' : 'rule_violation', problems);
+}
+
+/** Throws 409 conflict listing every collision with existing data, if there are any. */
+export function throwIfConflicts(conflicts: ProblemItem[]): void {
+  const [first] = conflicts;
+  if (!first) return;
+  throw new AppError('conflict', conflicts.length === 1 ? `${first.pointer}: ${first.message}` : undefined, {
+    errors: conflicts,
+  });
 }

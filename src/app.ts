@@ -1,3 +1,4 @@
+import { maxHeaderSize } from 'node:http';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import scalar from '@scalar/fastify-api-reference';
@@ -60,7 +61,9 @@ export async function buildApp({ config, database }: AppOptions): Promise<App> {
       const incoming = request.headers['x-request-id'];
       return typeof incoming === 'string' && requestIdPattern.test(incoming) ? incoming : newId('request');
     },
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 300 },
+    // No path parameter is too long for the router: an id longer than any the service makes is one the account
+    // does not have, answered 404 after authentication like any other. Node's header limit bounds the request line.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: maxHeaderSize },
     // Fastify's own 503 while closing is not a problem document; the onRequest hook below answers instead.
     return503OnClosing: false,
     frameworkErrors: frameworkErrorHandler,

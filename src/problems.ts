@@ -117,6 +117,17 @@ export function invalid(
   return new AppError(code, detail, { errors });
 }
 
+/**
+ * A 422 listing rule problems; its code is unknown_reference when every problem names a record the account does
+ * not have (C3), and `code` otherwise.
+ */
+export function invalidOrUnknownReference(
+  code: 'rule_violation' | 'quote_invalid',
+  errors: ProblemItem[],
+): AppError {
+  return invalid(errors.every((e) => e.code === 'unknown_reference') ? 'unknown_reference' : code, errors);
+}
+
 export function problemType(code: ProblemCode): string {
   return `urn:problem-type:cpq:${code}`;
 }
@@ -152,8 +163,7 @@ export function hasSingleFieldProblem(problems: readonly ProblemItem[]): boolean
 export function throwIfProblems(problems: ProblemItem[]): void {
   if (problems.length === 0) return;
   if (hasSingleFieldProblem(problems)) throw invalid('validation_failed', problems);
-  const onlyReferences = problems.every((p) => p.code === 'unknown_reference');
-  throw invalid(onlyReferences ? 'unknown_reference' : 'rule_violation', problems);
+  throw invalidOrUnknownReference('rule_violation', problems);
 }
 
 /** Throws 409 conflict listing every collision with existing data, if there are any. */

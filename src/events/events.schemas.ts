@@ -1,6 +1,5 @@
 import { type Static, Type } from 'typebox';
-import { Id, Instant, Limit, Nullable } from '../http/common-schemas.ts';
-import { PathId } from '../options/options.schemas.ts';
+import { Id, Instant, Limit, Nullable, PathId } from '../http/common-schemas.ts';
 
 export const eventTypes = [
   'bundle.created',

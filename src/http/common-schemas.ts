@@ -38,6 +38,12 @@ export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Ty
 export const Id = (prefix: string, description: string) =>
   Type.String({ pattern: `^${prefix}_[0-9A-HJKMNP-TV-Z]{26}$`, description, maxLength: 40 });
 
+/**
+ * Path ids are looked up as given: one the account does not have, malformed or of any length, is a 404 (the router
+ * takes a path parameter as long as the request line Node accepts).
+ */
+export const PathId = (description: string) => Type.String({ minLength: 1, description });
+
 export const MAX_PROPERTY_NAMES = 200;
 export const MAX_PROPERTY_NAME_LENGTH = 200;
 

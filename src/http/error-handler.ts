@@ -150,8 +150,6 @@ function classify(error: FastifyError, request: FastifyRequest): Classified {
     return { code: 'validation_failed', detail, errors: items, errorCount: count };
   }
   switch (error.code) {
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return { code: 'malformed_json', detail: 'The request body is not valid JSON' };
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_TYPE': {
       const sent = request.headers['content-type'];

@@ -81,7 +81,7 @@ export function registerJsonBody(app: FastifyInstance): void {
       try {
         plain = JSON.parse(text);
       } catch {
-        done(error, undefined);
+        done(refused('malformed_json', 'invalid_json', 'is not valid JSON'), undefined);
         return;
       }
       const at = poisonedAt(plain) ?? '';

@@ -1,9 +1,6 @@
 import { type Static, Type } from 'typebox';
-import { Id, Nullable, ProductId, Properties } from '../http/common-schemas.ts';
+import { Id, Nullable, PathId, ProductId, Properties } from '../http/common-schemas.ts';
 import { PriceBook } from '../price-books/price-books.schemas.ts';
-
-/** Path ids are looked up as given: one the account does not have, malformed or not, is a 404. */
-export const PathId = (description: string) => Type.String({ minLength: 1, maxLength: 300, description });
 
 const Count = Nullable(Type.Integer({ minimum: 0, maximum: 1_000_000 }));
 const Quantity = Nullable(Type.Integer({ minimum: 0, maximum: 1_000_000_000 }));

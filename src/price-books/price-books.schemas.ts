@@ -1,5 +1,14 @@
 import { type Static, Type } from 'typebox';
-import { Currency, Id, Instant, Limit, Nullable, ProductId, Properties } from '../http/common-schemas.ts';
+import {
+  Currency,
+  Id,
+  Instant,
+  Limit,
+  Nullable,
+  PathId,
+  ProductId,
+  Properties,
+} from '../http/common-schemas.ts';
 import { Adjustment, MAX_VARIANT_ID_LENGTH, Money } from '../pricing/adjustment.schema.ts';
 import { MAX_DYNAMIC_VARIANTS, MAX_VARIANT_TABLE_CHARACTERS } from './product-variants.ts';
 
@@ -34,11 +43,11 @@ export const PricedProduct = Type.Object({
 });
 export type PricedProduct = Static<typeof PricedProduct>;
 
-// Path ids are plain strings so that any id the account does not have, well-formed or not, is a 404.
-const PathId = Type.String({ minLength: 1, maxLength: 100 });
-
-export const PriceBookParams = Type.Object({ priceBookId: PathId });
-export const PriceBookProductParams = Type.Object({ priceBookId: PathId, productId: ProductId });
+export const PriceBookParams = Type.Object({ priceBookId: PathId('Price book id') });
+export const PriceBookProductParams = Type.Object({
+  priceBookId: PathId('Price book id'),
+  productId: ProductId,
+});
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const Description = Nullable(Type.String({ maxLength: 2000 }));

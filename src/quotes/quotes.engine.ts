@@ -48,9 +48,8 @@ export interface CatalogueProduct {
 }
 
 export type QuoteViolationCode =
-  | 'unknown_bundle'
+  | 'unknown_reference'
   | 'bundle_inactive'
-  | 'unknown_option'
   | 'duplicate_option'
   | 'included_option_missing'
   | 'too_few_products'
@@ -196,11 +195,13 @@ export function priceQuote(
     where: { option: string; count: string },
   ) => {
     const count = choices.length;
-    if (option.minCount !== null && count < option.minCount) {
+    // An INCLUDED option is required: when present it holds at least one product, whatever its minCount.
+    const minCount = option.type === 'INCLUDED' ? Math.max(option.minCount ?? 0, 1) : option.minCount;
+    if (minCount !== null && count < minCount) {
       report(
         'too_few_products',
         where.count,
-        `option ${option.id} needs at least ${option.minCount} products, not ${count}`,
+        `option ${option.id} needs at least ${minCount} products, not ${count}`,
       );
     }
     if (option.maxCount !== null && count > option.maxCount) {
@@ -210,7 +211,8 @@ export function priceQuote(
         `option ${option.id} takes at most ${option.maxCount} products, not ${count}`,
       );
     }
-    const problem = bookProblem(option.priceBook, at);
+    // An option with nothing chosen prices nothing, so its price book does not matter.
+    const problem = count === 0 ? null : bookProblem(option.priceBook, at);
     if (problem !== null) report(problem.code, where.option, `option ${option.id}: ${problem.message}`);
     const book = problem === null ? option.priceBook : null;
 
@@ -301,7 +303,7 @@ export function priceQuote(
     const bundle = catalogue.get(requested.bundleId);
     if (bundle === undefined) {
       report(
-        'unknown_bundle',
+        'unknown_reference',
         `${bundleAt}/bundleId`,
         `there is no bundle ${JSON.stringify(requested.bundleId)}`,
       );
@@ -318,7 +320,7 @@ export function priceQuote(
       const option = options.get(requestedOption.optionId);
       if (option === undefined) {
         report(
-          'unknown_option',
+          'unknown_reference',
           `${optionAt}/optionId`,
           `bundle ${bundle.id} has no option ${JSON.stringify(requestedOption.optionId)}`,
         );

@@ -5,7 +5,9 @@ import { Quote, QuoteRequest } from './quotes.schemas.ts';
 import { type CachedCatalogue, quote } from './quotes.service.ts';
 
 const QuoteInvalid = Type.Ref('Problem', {
-  description: 'quote_invalid: the configuration breaks rules; `errors` lists every violation',
+  description:
+    'quote_invalid: the configuration breaks rules, or unknown_reference: it names only bundles or options the ' +
+    'account does not have; `errors` lists every violation',
 });
 
 export const quotesRoutes: Routes = async (app, { db, config }) => {
@@ -25,8 +27,9 @@ export const quotesRoutes: Routes = async (app, { db, config }) => {
           '(start <= at < end). A line total is unitPrice x quantity rounded half up to the currency’s ISO 4217 ' +
           'minor units; the total is the sum of the line totals. A configuration that breaks any rule answers ' +
           '422 quote_invalid listing every violation, each with a stable code and a JSON pointer into the ' +
-          'body; ids the account does not have are violations too (unknown_bundle, unknown_option, ' +
-          'unknown_product). Codes: unknown_bundle, bundle_inactive, unknown_option, duplicate_option, ' +
+          'body; a bundle or option the account does not have is an unknown_reference violation, and when ' +
+          'every violation is one the answer’s code is unknown_reference too. Codes: unknown_reference, ' +
+          'bundle_inactive, duplicate_option, ' +
           'included_option_missing, too_few_products, too_many_products, unknown_product, duplicate_product, ' +
           'quantity_below_min, quantity_above_max, quantity_readonly, unit_price_not_editable, ' +
           'price_book_deleted, price_book_not_effective, no_price, no_matching_tier, no_matching_value, ' +

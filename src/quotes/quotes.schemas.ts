@@ -6,7 +6,7 @@ export const MAX_QUOTE_BUNDLES = 100;
 export const MAX_QUOTE_LINES = 1000;
 
 // Ids in the body are plain strings, not the id pattern: an id the account does not have, whatever its
-// form, is an unknown_* violation in the 422 rather than a 400.
+// form, is an unknown_reference violation in the 422 rather than a 400.
 const RecordId = (description: string) => Type.String({ minLength: 1, maxLength: 64, description });
 
 export const QuoteProductInput = Type.Object(
@@ -49,9 +49,11 @@ export const QuoteOptionInput = Type.Object(
   {
     optionId: RecordId('An option of the bundle'),
     products: Type.Array(QuoteProductInput, {
-      minItems: 1,
       maxItems: MAX_QUOTE_LINES,
-      description: 'The products chosen in the option; their count is checked against minCount..maxCount.',
+      description:
+        'The products chosen in the option; their count is checked against minCount..maxCount (an INCLUDED ' +
+        'option holds at least one). An empty array chooses nothing: a 422 too_few_products when the option ' +
+        'needs more, else the option adds no line.',
     }),
   },
   { additionalProperties: false },

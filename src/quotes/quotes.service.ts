@@ -2,7 +2,7 @@ import { loadStamps, nextBoundary } from '../bundle-details/bundle-details.repos
 import type { Stamped, StampedCache } from '../bundle-details/stamped-cache.ts';
 import type { Db } from '../db/database.ts';
 import { normaliseInstant } from '../price-books/instants.ts';
-import { invalid } from '../problems.ts';
+import { invalid, invalidOrUnknownReference } from '../problems.ts';
 import { type CatalogueBundle, checkQuoteRequest, priceQuote } from './quotes.engine.ts';
 import { loadQuoteCatalogue } from './quotes.repository.ts';
 import type { Quote, QuoteRequest } from './quotes.schemas.ts';
@@ -61,6 +61,6 @@ export async function quote(
     catalogue = entry.catalogue;
   }
   const outcome = priceQuote(request, catalogue, at);
-  if (!outcome.ok) throw invalid('quote_invalid', outcome.violations);
+  if (!outcome.ok) throw invalidOrUnknownReference('quote_invalid', outcome.violations);
   return outcome.quote;
 }

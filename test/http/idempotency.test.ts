@@ -242,7 +242,7 @@ describeEachDatabase('Idempotency-Key', (ctx) => {
     const body = { currency: 'USD', bundles: [{ bundleId: 'bnd_missing', options: [] }] };
     const headers = { 'idempotency-key': 'quote-1' };
     const first = await ctx.call('POST', '/v1/quotes/price', { key: readOnly, body, headers });
-    assertProblem(first, 422, 'quote_invalid');
+    assertProblem(first, 422, 'unknown_reference');
     assertReplayOf(await ctx.call('POST', '/v1/quotes/price', { key: readOnly, body, headers }), first);
   });
 

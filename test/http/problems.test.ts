@@ -77,9 +77,13 @@ describeEachDatabase('problem responses', (ctx) => {
     ['single quotes', "{'name':'a'}"],
     ['a bare word', 'hello'],
   ] as const) {
-    test(`malformed JSON (${name}) is 400 malformed_json`, async () => {
+    test(`malformed JSON (${name}) is 400 malformed_json with one item at the body`, async () => {
       const result = await ctx.call('POST', '/v1/problem-probe/echo', { body: text });
       assertProblem(result, 400, 'malformed_json');
+      assert.deepEqual(result.body.errors, [
+        { code: 'invalid_json', in: 'body', pointer: '', message: 'is not valid JSON' },
+      ]);
+      assert.equal(result.body.errorCount, 1);
     });
   }
 
@@ -172,6 +176,25 @@ describeEachDatabase('problem responses', (ctx) => {
     assertProblem(await ctx.call('GET', '/v1/no-such-thing'), 404, 'not_found');
     assertProblem(await ctx.call('GET', '/no-such-thing', { key: null }), 404, 'not_found');
     assertProblem(await ctx.call('DELETE', '/healthz', { key: null }), 404, 'not_found');
+  });
+
+  test('an id the account does not have is 404 not_found at any length; without a key 401', async () => {
+    for (const length of [1, 40, 300, 301, 5000, 15000]) {
+      const id = 'x'.repeat(length);
+      for (const [method, url] of [
+        ['GET', `/v1/bundles/${id}`],
+        ['POST', `/v1/bundles/${id}/options/opt_1/clone`],
+        ['DELETE', `/v1/bundles/bnd_1/options/${id}`],
+        ['DELETE', `/v1/pricebooks/${id}`],
+        ['GET', `/v1/pricebooks/${id}/pricedProducts`],
+        ['GET', `/v1/events/${id}`],
+      ] as const) {
+        const result = await ctx.call(method, url);
+        assertProblem(result, 404, 'not_found');
+        assert.equal(result.body.errors, undefined, `${method} ${url.slice(0, 40)}`);
+        assertProblem(await ctx.call(method, url, { key: null }), 401, 'unauthorized');
+      }
+    }
   });
 
   test('a URL that cannot be decoded is a 400 problem', async () => {

@@ -387,9 +387,9 @@ describe('priceQuote: violations', () => {
     { optionId: 'opt_a', products: [{ productId, quantity: 1, ...fields }] },
   ];
 
-  it('unknown_bundle, for any id the catalogue does not hold', () => {
+  it('unknown_reference, for any bundle id the catalogue does not hold', () => {
     assert.deepEqual(violations(request([], { bundleId: 'bnd_other' }), single(option('opt_a', []))), [
-      ['unknown_bundle', '/bundles/0/bundleId'],
+      ['unknown_reference', '/bundles/0/bundleId'],
     ]);
   });
 
@@ -398,7 +398,7 @@ describe('priceQuote: violations', () => {
     assert.deepEqual(violations(request(one('crm-1')), cat), [['bundle_inactive', '/bundles/0/bundleId']]);
   });
 
-  it('unknown_option and duplicate_option', () => {
+  it('unknown_reference for an option the bundle lacks, and duplicate_option', () => {
     const cat = single(option('opt_a', [product('opp_1')]));
     const req = request([
       { optionId: 'opt_a', products: [{ productId: 'crm-1', quantity: 1 }] },
@@ -406,7 +406,7 @@ describe('priceQuote: violations', () => {
       { optionId: 'opt_a', products: [{ productId: 'crm-1', quantity: 1 }] },
     ]);
     assert.deepEqual(violations(req, cat), [
-      ['unknown_option', '/bundles/0/options/1/optionId'],
+      ['unknown_reference', '/bundles/0/options/1/optionId'],
       ['duplicate_option', '/bundles/0/options/2/optionId'],
     ]);
   });
@@ -650,7 +650,7 @@ describe('priceQuote: violations', () => {
       ['quantity_above_max', '/bundles/0/options/0/products/0/quantity'],
       ['unit_price_not_editable', '/bundles/0/options/0/products/0/unitPrice'],
       ['included_option_missing', '/bundles/0/options'],
-      ['unknown_bundle', '/bundles/1/bundleId'],
+      ['unknown_reference', '/bundles/1/bundleId'],
       ['no_price', '/bundles/2/options/0/products/0'],
     ]);
   });

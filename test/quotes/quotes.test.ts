@@ -164,11 +164,11 @@ describeEachDatabase('POST /v1/quotes/price', (ctx) => {
   const quote = (request: Json, key?: string) => ctx.call('POST', '/v1/quotes/price', { body: request, key });
 
   /** The violations of a 422, as [code, pointer], after checking the problem's shape. */
-  async function violations(request: Json): Promise<[string, string][]> {
+  async function violations(request: Json, code = 'quote_invalid'): Promise<[string, string][]> {
     const result = await quote(request);
     assert.equal(result.status, 422, result.text);
     assert.match(String(result.headers['content-type']), /^application\/problem\+json/);
-    assert.equal(result.body.code, 'quote_invalid');
+    assert.equal(result.body.code, code);
     assert.equal(result.body.status, 422);
     assert.equal(result.body.instance, '/v1/quotes/price');
     for (const item of result.body.errors) {
@@ -416,14 +416,56 @@ describeEachDatabase('POST /v1/quotes/price', (ctx) => {
   });
 
   describe('violations, each with a stable code and a pointer into the body', () => {
-    test('unknown_bundle, for a made-up id and for another account’s bundle', async () => {
+    test('unknown_reference for a bundle, made up or another account’s: the answer’s code too', async () => {
       const other = await ctx.newKey('globex');
       const theirs = await createBundle(ctx, { key: other });
       for (const bundleId of ['bnd_nope', theirs.bundle.id]) {
-        assert.deepEqual(await violations({ currency: 'USD', bundles: [{ bundleId, options: [] }] }), [
-          ['unknown_bundle', '/bundles/0/bundleId'],
+        const request = { currency: 'USD', bundles: [{ bundleId, options: [] }] };
+        assert.deepEqual(await violations(request, 'unknown_reference'), [
+          ['unknown_reference', '/bundles/0/bundleId'],
         ]);
+        const result = await quote(request);
+        assert.equal(result.body.errors[0].message, `there is no bundle ${JSON.stringify(bundleId)}`);
       }
+    });
+
+    test('unknown_reference for an option, of another bundle or another account', async () => {
+      const other = await createBundle(ctx);
+      const theirs = await createBundle(ctx, { key: await ctx.newKey('globex') });
+      for (const optionId of [other.options[1].id, theirs.options[1].id, 'opt_nope']) {
+        const request = body(priced, [[1, extras]]);
+        request.bundles[0].options.push({ optionId, products: extras });
+        assert.deepEqual(await violations(request, 'unknown_reference'), [
+          ['unknown_reference', '/bundles/0/options/1/optionId'],
+        ]);
+        const result = await quote(request);
+        assert.match(result.body.errors[0].message, new RegExp(`has no option "${optionId}"`));
+      }
+    });
+
+    test('an empty products array: too_few_products where the option needs more, else nothing chosen', async () => {
+      // Extras (ADD_ON) needs 2; Styles (ADD_ON) has no minimum; Base is INCLUDED, so it needs 1 when present.
+      assert.deepEqual(await violations(body(priced, [[1, []]])), [
+        ['too_few_products', '/bundles/0/options/0/products'],
+      ]);
+      assert.deepEqual(await violations(body(priced, [[0, []]])), [
+        ['too_few_products', '/bundles/0/options/0/products'],
+      ]);
+      const nothing = await quote(body(priced, [[2, []]]));
+      assert.equal(nothing.status, 200, nothing.text);
+      // Base, left out, is filled with its default; Styles adds no line.
+      assert.deepEqual(
+        nothing.body.lines.map((line: Json) => line.productId),
+        ['BASE-L'],
+      );
+    });
+
+    test('an empty products array of an option whose price book is deleted prices nothing and is no violation', async () => {
+      const created = await createPricedBundle(ctx);
+      const deleted = await ctx.call('DELETE', `/v1/pricebooks/${created.options[2].priceBookId}`);
+      assert.equal(deleted.status, 204, deleted.text);
+      const result = await quote(body(created, [[2, []]]));
+      assert.equal(result.status, 200, result.text);
     });
 
     test('bundle_inactive', async () => {
@@ -433,7 +475,7 @@ describeEachDatabase('POST /v1/quotes/price', (ctx) => {
       ]);
     });
 
-    test('unknown_option, for another bundle’s option, and duplicate_option', async () => {
+    test('unknown_reference beside another violation: the answer is quote_invalid', async () => {
       const other = await createBundle(ctx);
       const request = body(priced, [
         [1, extras],
@@ -442,7 +484,7 @@ describeEachDatabase('POST /v1/quotes/price', (ctx) => {
       request.bundles[0].options.push({ optionId: other.options[1].id, products: extras });
       assert.deepEqual(await violations(request), [
         ['duplicate_option', '/bundles/0/options/1/optionId'],
-        ['unknown_option', '/bundles/0/options/2/optionId'],
+        ['unknown_reference', '/bundles/0/options/2/optionId'],
       ]);
     });
 
@@ -604,7 +646,7 @@ describeEachDatabase('POST /v1/quotes/price', (ctx) => {
         ['unit_price_not_editable', '/bundles/0/options/0/products/0/unitPrice'],
         ['too_few_products', '/bundles/0/options/1/products'],
         ['quantity_readonly', '/bundles/0/options/1/products/0/quantity'],
-        ['unknown_bundle', '/bundles/1/bundleId'],
+        ['unknown_reference', '/bundles/1/bundleId'],
         ['included_option_missing', '/bundles/2/options'],
       ]);
     });

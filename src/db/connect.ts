@@ -1,10 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database, Db, Dialect } from './database.ts';
 import { DatabaseUnavailableError } from './errors.ts';
-import { openSqlite } from './sqlite-driver.ts';
+import { sqliteDialect } from './sqlite-driver.ts';
 
 export interface DatabaseHandle {
   db: Db;
@@ -75,7 +75,7 @@ export function connect(options: ConnectOptions): DatabaseHandle {
   }
   if (options.sqlitePath !== ':memory:') mkdirSync(dirname(options.sqlitePath), { recursive: true });
   return {
-    db: new Kysely<Database>({ dialect: new SqliteDialect({ database: openSqlite(options.sqlitePath) }) }),
+    db: new Kysely<Database>({ dialect: sqliteDialect(options.sqlitePath) }),
     dialect: 'sqlite',
     description: options.sqlitePath,
   };

@@ -1,5 +1,15 @@
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
-import type { SqliteDatabase, SqliteStatement } from 'kysely';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  type DatabaseConnection,
+  type Dialect,
+  type Driver,
+  type SqliteDatabase,
+  SqliteDialect,
+  SqliteDriver,
+  type SqliteStatement,
+  type TransactionSettings,
+} from 'kysely';
 
 // node:sqlite cannot bind booleans; Kysely hands them over as they are.
 function bindable(parameters: ReadonlyArray<unknown>): SQLInputValue[] {
@@ -11,13 +21,17 @@ function bindable(parameters: ReadonlyArray<unknown>): SQLInputValue[] {
 // serve every request, so they are kept, the least recently used dropped past this many.
 const preparedStatementsKept = 256;
 
+/** How long a statement waits for another connection's lock (another process on the file) before it fails: the
+ * request then gets 503. */
+const busyTimeoutMs = 5000;
+
 /** Adapts node:sqlite to the better-sqlite3-shaped interface Kysely's SQLite dialect drives. */
-export function openSqlite(path: string): SqliteDatabase & { raw: DatabaseSync } {
+function openSqlite(path: string): SqliteDatabase & { raw: DatabaseSync } {
   const raw = new DatabaseSync(path);
   raw.exec('PRAGMA journal_mode = WAL');
   raw.exec('PRAGMA synchronous = NORMAL');
   raw.exec('PRAGMA foreign_keys = ON');
-  raw.exec('PRAGMA busy_timeout = 5000');
+  raw.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
   const prepared = new Map<string, StatementSync>();
   const statementFor = (sql: string): StatementSync => {
     let statement = prepared.get(sql);
@@ -46,4 +60,55 @@ export function openSqlite(path: string): SqliteDatabase & { raw: DatabaseSync }
       };
     },
   };
+}
+
+const SQLITE_BUSY = 5;
+
+/**
+ * Kysely begins every SQLite transaction deferred: it takes the write lock at its first write, and when another
+ * connection has committed since the transaction's first read, SQLite cannot upgrade it and fails at once with
+ * SQLITE_BUSY, whatever the busy timeout. Write transactions here begin IMMEDIATE, taking the write lock before
+ * they read; read-only ones (readSnapshot) stay deferred, their snapshot taken at their first read. The wait for
+ * the lock yields to the event loop rather than sleeping in SQLite's busy handler, which would stall every request
+ * of the process, and with two connections in one process would keep the holder from ever committing.
+ */
+class WriteLockingDriver extends SqliteDriver {
+  readonly #raw: DatabaseSync;
+
+  constructor(database: SqliteDatabase & { raw: DatabaseSync }) {
+    super({ database });
+    this.#raw = database.raw;
+  }
+
+  // Kysely passes the settings to every driver; its SQLite one declares no parameter for them.
+  override async beginTransaction(connection: DatabaseConnection, settings?: TransactionSettings) {
+    if (settings?.accessMode === 'read only') return super.beginTransaction(connection);
+    // Kysely holds the connection for the transaction from here on, so nothing else runs under the zero timeout.
+    const deadline = Date.now() + busyTimeoutMs;
+    this.#raw.exec('PRAGMA busy_timeout = 0');
+    try {
+      for (let pause = 1; ; pause = Math.min(2 * pause, 16)) {
+        try {
+          this.#raw.exec('BEGIN IMMEDIATE');
+          return;
+        } catch (error) {
+          if ((error as { errcode?: unknown }).errcode !== SQLITE_BUSY || Date.now() + pause > deadline)
+            throw error;
+        }
+        await sleep(pause);
+      }
+    } finally {
+      this.#raw.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
+    }
+  }
+}
+
+/** Kysely's SQLite dialect over node:sqlite, its write transactions taking the write lock as they begin. */
+export function sqliteDialect(path: string): Dialect {
+  const database = openSqlite(path);
+  return new (class extends SqliteDialect {
+    override createDriver(): Driver {
+      return new WriteLockingDriver(database);
+    }
+  })({ database });
 }

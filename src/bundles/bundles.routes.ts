@@ -126,7 +126,8 @@ export const bundlesRoutes: Routes = async (app, { db }) => {
         description:
           'Copies every option, option product, price book (deleted ones and dates included), entry, price and ' +
           'variant table in one transaction, with new ids throughout. The copy keeps the header and carries ' +
-          'clonedBundleTempName until a new header product is linked with PATCH.',
+          'clonedBundleTempName until a new header product is linked with PATCH. The source is copied under its ' +
+          'write lock, as one committed state: writes to it wait for the copy, and a source deleted first is 404.',
         tags,
         params: BundlePath,
         body: BundleCloneBody,

@@ -1,5 +1,5 @@
 import type { Db, Executor } from '../db/database.ts';
-import { type ExpectedVersions, lockRoot, type Versioned } from '../db/roots.ts';
+import { type ExpectedVersions, lockBundle, lockRoot, type Versioned } from '../db/roots.ts';
 import type { EventType } from '../events/events.schemas.ts';
 import { recordEvent } from '../events/events.service.ts';
 import { newId } from '../ids.ts';
@@ -182,7 +182,9 @@ export async function cloneBundle(
   body: BundleCloneBody,
 ): Promise<Versioned<Bundle>> {
   return db.transaction().execute(async (tx) => {
-    const source = await findBundle(tx, accountId, bundleId);
+    // The source is only read, but under its lock, as every write to it takes that lock first: no write or delete
+    // lands between the statements that copy it, so the copy is of one committed state, or the source is gone.
+    const source = (await lockBundle(tx, accountId, bundleId)) && (await findBundle(tx, accountId, bundleId));
     if (!source) throw notFound('Bundle', bundleId);
     const now = new Date().toISOString();
     const copy: BundleRow = {

@@ -3,6 +3,7 @@ import { after, before, describe } from 'node:test';
 import type { InjectOptions } from 'fastify';
 import { type App, buildApp } from '../../src/app.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
+import { connect } from '../../src/db/connect.ts';
 import type { Db, Dialect } from '../../src/db/database.ts';
 import { createKey } from '../../src/keys/keys.service.ts';
 import { createTestDatabase, dialects, type TestDatabase } from './database.ts';
@@ -117,4 +118,16 @@ export function describeEachDatabase(title: string, body: (ctx: TestContext) => 
       body(ctx);
     });
   }
+}
+
+/** A second app on the context's database with a connection of its own, as a second process would have. */
+export async function otherInstance(ctx: TestContext, overrides: Partial<Config> = {}) {
+  const handle = connect({ databaseUrl: ctx.database.databaseUrl, sqlitePath: ctx.database.sqlitePath });
+  const app = await buildApp({ config: testConfig(overrides), database: handle });
+  const call: TestContext['call'] = (method, url, options) => callApp(app, ctx.key, method, url, options);
+  const close = async () => {
+    await app.close();
+    await handle.db.destroy();
+  };
+  return { app, call, close };
 }

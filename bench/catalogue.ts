@@ -3,10 +3,10 @@
 // allowUnitPriceEditing, which lives on price_book_products), booleans as booleans, instants as RFC 3339 UTC
 // with milliseconds. A seeded generator makes every run load the same catalogue.
 import type { Insertable } from 'kysely';
+import { toStoredAdjustment, toStoredPrice } from '../src/catalogue/stored-prices.ts';
 import type { Database, Db } from '../src/db/database.ts';
 import { newId } from '../src/ids.ts';
 import { insertRows } from '../src/options/options.repository.ts';
-import { toStoredAdjustment, toStoredPrice } from '../src/price-books/price-books.repository.ts';
 import type { Adjustment } from '../src/pricing/adjustment.schema.ts';
 
 export const accountId = 'bench';

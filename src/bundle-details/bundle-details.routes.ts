@@ -1,8 +1,8 @@
 import type { FastifyReply } from 'fastify';
+import { type CachedDetails, StampedCache } from '../catalogue/stamped-cache.ts';
 import type { Routes } from '../http/routes.ts';
 import { BundleDetailsQuery, BundleDetailsResponse } from './bundle-details.schemas.ts';
 import { bundleDetailsBytes } from './bundle-details.service.ts';
-import { type CachedDetails, StampedCache } from './stamped-cache.ts';
 
 export const bundleDetailsRoutes: Routes = async (app, { db, config }) => {
   // One per instance; each stays correct alone, as it checks every answer against the database.

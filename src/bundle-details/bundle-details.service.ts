@@ -1,15 +1,11 @@
+import { type CatalogueRows, loadCatalogueRows } from '../catalogue/catalogue.repository.ts';
+import { type CachedDetails, type StampedCache, throughStamps } from '../catalogue/stamped-cache.ts';
+import { toAdjustment, toPrice } from '../catalogue/stored-prices.ts';
 import type { Db } from '../db/database.ts';
 import { MAX_PROPERTY_NAME_LENGTH, MAX_PROPERTY_NAMES } from '../http/common-schemas.ts';
 import { bytesTag } from '../http/conditional.ts';
 import { normaliseInstant } from '../price-books/instants.ts';
-import { toAdjustment, toPrice } from '../price-books/price-books.repository.ts';
 import { invalid } from '../problems.ts';
-import {
-  type BundleDetailRows,
-  loadBundleDetailRows,
-  loadStamps,
-  nextBoundary,
-} from './bundle-details.repository.ts';
 import {
   type BundleDetailOption,
   type BundleDetailOptionProduct,
@@ -18,7 +14,6 @@ import {
   type BundleDetailsResponse,
   MAX_BUNDLE_IDS,
 } from './bundle-details.schemas.ts';
-import type { CachedDetails, StampedCache } from './stamped-cache.ts';
 
 type Properties = Record<string, string | null>;
 
@@ -51,14 +46,11 @@ function projection(names: string[] | null): (json: string) => Properties {
 
 type PriceMaps = Pick<BundleDetailOptionProduct, 'adjustments' | 'standardPrice' | 'listPrice'>;
 
-function assemble(
-  rows: BundleDetailRows,
-  properties: (json: string) => Properties,
-): Map<string, BundleDetails> {
+function assemble(rows: CatalogueRows, properties: (json: string) => Properties): Map<string, BundleDetails> {
   // A product's price rows are consecutive, so its maps are built from one run of rows.
   const pricesOf = new Map<string, PriceMaps>();
   let maps: PriceMaps | undefined;
-  let last: BundleDetailRows['prices'][number] | undefined;
+  let last: CatalogueRows['prices'][number] | undefined;
   for (const price of rows.prices) {
     if (!maps || price.option_id !== last?.option_id || price.product_id !== last.product_id) {
       maps = { adjustments: {}, standardPrice: {}, listPrice: {} };
@@ -171,7 +163,7 @@ function parseQuery(query: BundleDetailsQuery): DetailsRequest {
 }
 
 async function answer(db: Db, accountId: string, request: DetailsRequest, at: string) {
-  const rows = await loadBundleDetailRows(db, accountId, request.ids, at);
+  const rows = await loadCatalogueRows(db, accountId, request.ids, at);
   const details = assemble(rows, projection(request.names));
   const response: BundleDetailsResponse = {
     bundles: request.ids.flatMap((id) => details.get(id) ?? []),
@@ -210,18 +202,10 @@ export async function bundleDetailsBytes(
     return { body, etag: bytesTag(body) };
   }
   const key = JSON.stringify([accountId, query.bundleIds, query.properties ?? null]);
-  const stamps = await loadStamps(db, accountId, request.ids);
-  const now = Date.now();
-  return cache.through(key, stamps, now, async () => {
-    const at = new Date(now).toISOString();
+  const { entry } = await throughStamps(db, cache, accountId, request.ids, key, async (at) => {
     const { response, books } = await answer(db, accountId, request, at);
     const body = Buffer.from(JSON.stringify(response));
-    return {
-      stamps,
-      body,
-      etag: bytesTag(body),
-      validUntil: nextBoundary(books, at),
-      weight: body.byteLength,
-    };
+    return { value: { body, etag: bytesTag(body), weight: body.byteLength }, books };
   });
+  return entry;
 }

@@ -1,4 +1,5 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
+import { toAdjustment, toPrice } from '../catalogue/stored-prices.ts';
 import type {
   Executor,
   PriceBookPricesTable,
@@ -6,8 +7,6 @@ import type {
   PriceBooksTable,
   ProductVariantsTable,
 } from '../db/database.ts';
-import type { Adjustment } from '../pricing/adjustment.schema.ts';
-import { toDecimal } from '../pricing/money.ts';
 import type { CurrencyPrices, PriceBook, PricedProduct } from './price-books.schemas.ts';
 
 export type PriceBookRow = Selectable<PriceBooksTable>;
@@ -55,32 +54,6 @@ export async function insertPriceBook(db: Executor, book: NewPriceBook, now: str
   };
   await db.insertInto('price_books').values(row).execute();
   return toPriceBook(row);
-}
-
-/**
- * Stored money is plain decimal text written by toStoredPrice, at most 6 places; Number() reads it to the same
- * double toJsonNumber would, without a decimal.js round trip on every price of a bundle-details response.
- */
-export function toPrice(text: string | null): number | null {
-  return text === null ? null : Number(text);
-}
-
-export function toStoredPrice(value: number | null): string | null {
-  return value === null ? null : toDecimal(value).toString();
-}
-
-/** The flag lives on the entry, not in the stored document; every adjustment read carries it. */
-export function toAdjustment(text: string | null, allowUnitPriceEditing: boolean): Adjustment | null {
-  if (text === null) return null;
-  const adjustment = JSON.parse(text) as Adjustment;
-  adjustment.allowUnitPriceEditing = allowUnitPriceEditing;
-  return adjustment;
-}
-
-export function toStoredAdjustment(adjustment: Adjustment | null): string | null {
-  if (adjustment === null) return null;
-  const { allowUnitPriceEditing: _onTheEntry, ...stored } = adjustment;
-  return JSON.stringify(stored);
 }
 
 export function toCurrencyPrices(row: PriceRow, allowUnitPriceEditing: boolean): CurrencyPrices {

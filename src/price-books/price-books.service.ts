@@ -1,3 +1,4 @@
+import { toAdjustment, toStoredAdjustment, toStoredPrice } from '../catalogue/stored-prices.ts';
 import type { Db, Executor } from '../db/database.ts';
 import { type ExpectedVersions, lockRoot, type Versioned } from '../db/roots.ts';
 import { recordEvent } from '../events/events.service.ts';
@@ -26,11 +27,8 @@ import {
   listPrices,
   type PriceBookRow,
   type PriceRow,
-  toAdjustment,
   toPriceBook,
   toPricedProduct,
-  toStoredAdjustment,
-  toStoredPrice,
   updatePriceBook,
   upsertEntries,
   upsertPrices,

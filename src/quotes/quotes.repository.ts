@@ -1,11 +1,11 @@
-import { type BundleDetailRows, loadBundleDetailRows } from '../bundle-details/bundle-details.repository.ts';
+import { type CatalogueRows, loadCatalogueRows } from '../catalogue/catalogue.repository.ts';
+import { toAdjustment } from '../catalogue/stored-prices.ts';
 import type { Executor } from '../db/database.ts';
-import { toAdjustment } from '../price-books/price-books.repository.ts';
 import type { CatalogueBundle, CatalogueOption, CatalogueProduct } from './quotes.engine.ts';
 
 /**
- * The bundles a quote names, with prices in its currency from price books live at `at`, through the bundle
- * details' four queries; each option's current book comes with its state, which a quote reports (deleted, or not
+ * The bundles a quote names, with prices in its currency from price books live at `at`, through the catalogue's
+ * four queries; each option's current book comes with its state, which a quote reports (deleted, or not
  * effective at `at`). Bundles the account does not have are absent.
  */
 export async function loadQuoteCatalogue(
@@ -14,8 +14,8 @@ export async function loadQuoteCatalogue(
   bundleIds: readonly string[],
   at: string,
   currency: string,
-): Promise<{ catalogue: Map<string, CatalogueBundle>; books: BundleDetailRows['books']; weight: number }> {
-  const rows = await loadBundleDetailRows(db, accountId, bundleIds, at, currency);
+): Promise<{ catalogue: Map<string, CatalogueBundle>; books: CatalogueRows['books']; weight: number }> {
+  const rows = await loadCatalogueRows(db, accountId, bundleIds, at, currency);
   // What the catalogue holds, roughly, for a cache to bound itself by: the JSON text it parsed, and objects.
   let weight = 0;
   const bookById = new Map(

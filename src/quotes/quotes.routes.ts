@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { StampedCache } from '../bundle-details/stamped-cache.ts';
+import { StampedCache } from '../catalogue/stamped-cache.ts';
 import type { Routes } from '../http/routes.ts';
 import { Quote, QuoteRequest } from './quotes.schemas.ts';
 import { type CachedCatalogue, quote } from './quotes.service.ts';

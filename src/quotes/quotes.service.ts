@@ -1,5 +1,4 @@
-import { loadStamps, nextBoundary } from '../bundle-details/bundle-details.repository.ts';
-import type { Stamped, StampedCache } from '../bundle-details/stamped-cache.ts';
+import { type Stamped, type StampedCache, throughStamps } from '../catalogue/stamped-cache.ts';
 import type { Db } from '../db/database.ts';
 import { normaliseInstant } from '../price-books/instants.ts';
 import { invalid, invalidOrUnknownReference } from '../problems.ts';
@@ -45,20 +44,19 @@ export async function quote(
   if (request.at !== undefined || cache === null) {
     catalogue = (await loadQuoteCatalogue(db, accountId, bundleIds, at, request.currency)).catalogue;
   } else {
-    const stamps = await loadStamps(db, accountId, bundleIds);
-    const now = Date.now();
-    at = new Date(now).toISOString();
     const key = JSON.stringify([accountId, request.currency, bundleIds]);
-    const entry = await cache.through(key, stamps, now, async () => {
-      const loaded = await loadQuoteCatalogue(db, accountId, bundleIds, at, request.currency);
-      return {
-        stamps,
-        catalogue: loaded.catalogue,
-        validUntil: nextBoundary(loaded.books, at),
-        weight: loaded.weight,
-      };
+    const held = await throughStamps(db, cache, accountId, bundleIds, key, async (now) => {
+      const { catalogue, books, weight } = await loadQuoteCatalogue(
+        db,
+        accountId,
+        bundleIds,
+        now,
+        request.currency,
+      );
+      return { value: { catalogue, weight }, books };
     });
-    catalogue = entry.catalogue;
+    catalogue = held.entry.catalogue;
+    at = held.at;
   }
   const outcome = priceQuote(request, catalogue, at);
   if (!outcome.ok) throw invalidOrUnknownReference('quote_invalid', outcome.violations);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { type App, buildApp } from '../../src/app.ts';
 import { getBundleDetails } from '../../src/bundle-details/bundle-details.service.ts';
-import { type CachedDetails, StampedCache } from '../../src/bundle-details/stamped-cache.ts';
+import { type CachedDetails, StampedCache } from '../../src/catalogue/stamped-cache.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { connect, type DatabaseHandle } from '../../src/db/connect.ts';
 import { type CallOptions, callApp, describeEachDatabase, testConfig } from '../helpers/app.ts';

@@ -17,13 +17,14 @@ export function isLive(
 }
 
 /**
- * Everything the details of some bundles need, in four queries whatever their number: the bundles; their
+ * The catalogue of some bundles as stored: everything bundle details, quotes and configurations read, in four
+ * queries whatever their number: the bundles; their
  * options with each one's current price book; the options' products with their entry in a live book; the
  * prices of the live books. Each query starts from the ids the previous one found, and its joins are left joins
  * on a key of the joined table, so SQLite, which keeps no statistics unless ANALYZE runs, can only plan index
  * lookups, and PostgreSQL chooses by its statistics. `currency`, when given, limits the prices.
  */
-export async function loadBundleDetailRows(
+export async function loadCatalogueRows(
   db: Executor,
   accountId: string,
   bundleIds: readonly string[],
@@ -164,23 +165,7 @@ export async function loadBundleDetailRows(
   };
 }
 
-export type BundleDetailRows = Awaited<ReturnType<typeof loadBundleDetailRows>>;
-
-/**
- * When what was read at `at` next changes by the clock alone: the first start or end, after `at`, of a book it
- * involves (ms). A book that becomes effective later is then never served as not yet effective, nor one that has
- * ended as live.
- */
-export function nextBoundary(books: BundleDetailRows['books'], at: string): number {
-  let next = Number.POSITIVE_INFINITY;
-  for (const book of books) {
-    if (book.is_deleted) continue;
-    for (const boundary of [book.effective_start_date, book.effective_end_date]) {
-      if (boundary !== null && boundary > at) next = Math.min(next, Date.parse(boundary));
-    }
-  }
-  return next;
-}
+export type CatalogueRows = Awaited<ReturnType<typeof loadCatalogueRows>>;
 
 /** `version.tree_version` of each of the bundles that exists, by id: one primary-key lookup per id. */
 export async function loadStamps(

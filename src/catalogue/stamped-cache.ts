@@ -1,3 +1,6 @@
+import type { Executor } from '../db/database.ts';
+import { type CatalogueRows, loadStamps } from './catalogue.repository.ts';
+
 /** Something built from some bundles at one moment, and what tells whether it still holds. */
 export interface Stamped {
   /** `version.tree_version` of each asked bundle that existed when it was read; the others were not found. */
@@ -90,4 +93,44 @@ export class StampedCache<T extends Stamped> {
     this.set(key, entry);
     return entry;
   }
+}
+
+/**
+ * When what was read at `at` next changes by the clock alone: the first start or end, after `at`, of a book it
+ * involves (ms). A book that becomes effective later is then never served as not yet effective, nor one that has
+ * ended as live.
+ */
+export function nextBoundary(books: CatalogueRows['books'], at: string): number {
+  let next = Number.POSITIVE_INFINITY;
+  for (const book of books) {
+    if (book.is_deleted) continue;
+    for (const boundary of [book.effective_start_date, book.effective_end_date]) {
+      if (boundary !== null && boundary > at) next = Math.min(next, Date.parse(boundary));
+    }
+  }
+  return next;
+}
+
+/**
+ * The entry `cache` holds under `key` for the account's bundles `bundleIds`, or, when it no longer holds, a new
+ * one that `build` makes from the catalogue as it is now (`at`), kept. The one stamp check of every cache of the
+ * catalogue: the bundles' stamps are read first, then `build` reads the data (see StampedCache.through), and the
+ * entry lasts until the next effective-date boundary of a book it involves.
+ */
+export async function throughStamps<T extends Stamped>(
+  db: Executor,
+  cache: StampedCache<T>,
+  accountId: string,
+  bundleIds: readonly string[],
+  key: string,
+  build: (at: string) => Promise<{ value: Omit<T, 'stamps' | 'validUntil'>; books: CatalogueRows['books'] }>,
+): Promise<{ entry: T; at: string }> {
+  const stamps = await loadStamps(db, accountId, bundleIds);
+  const now = Date.now();
+  const at = new Date(now).toISOString();
+  const entry = await cache.through(key, stamps, now, async () => {
+    const { value, books } = await build(at);
+    return { ...value, stamps, validUntil: nextBoundary(books, at) } as T;
+  });
+  return { entry, at };
 }

@@ -3,13 +3,12 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import scalar from '@scalar/fastify-api-reference';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
-import { sql } from 'kysely';
 import { Type } from 'typebox';
 import { describeLimits } from './api-limits.ts';
 import { bundleDetailsRoutes } from './bundle-details/bundle-details.routes.ts';
 import { bundlesRoutes } from './bundles/bundles.routes.ts';
 import type { Config } from './config.ts';
-import type { DatabaseHandle } from './db/connect.ts';
+import { type DatabaseHandle, ping } from './db/connect.ts';
 import { eventsRoutes } from './events/events.routes.ts';
 import { isApiRoute, needsWriteAccess, requireApiKey } from './http/auth.ts';
 import { Problem, ProblemRef, withErrorResponses } from './http/common-schemas.ts';
@@ -173,7 +172,7 @@ export async function buildApp({ config, database }: AppOptions): Promise<App> {
     },
     async () => {
       try {
-        await sql`select 1`.execute(db);
+        await ping(db);
       } catch {
         throw new AppError('service_unavailable', 'The database cannot be reached');
       }

@@ -4,8 +4,8 @@ import type { EventType } from '../events/events.schemas.ts';
 import { recordEvent } from '../events/events.service.ts';
 import { newId } from '../ids.ts';
 import { copyOptions } from '../options/option-copy.ts';
+import { insertOption, optionCreateConflicts, optionCreateProblems } from '../options/option-create.ts';
 import { listOptionsOfBundle } from '../options/options.repository.ts';
-import { insertOption, optionCreateConflicts, optionCreateProblems } from '../options/options.service.ts';
 import { invalid, notFound, throwIfConflicts, throwIfProblems } from '../problems.ts';
 import {
   type BundleRow,

@@ -5,6 +5,15 @@ import type { Db, IdempotencyKeysTable } from '../db/database.ts';
 import { AppError } from '../problems.ts';
 import { isApiRoute } from './auth.ts';
 import { ProblemRef } from './common-schemas.ts';
+import {
+  type Claim,
+  findKey,
+  insertClaim,
+  purgeExpired,
+  releaseClaim,
+  storeAnswer,
+  takeOver,
+} from './idempotency.repository.ts';
 
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
 export const IDEMPOTENCY_TTL_HOURS = 24;
@@ -14,7 +23,6 @@ export const IDEMPOTENCY_TTL_HOURS = 24;
  * the key over instead of waiting out the 24 hours.
  */
 export const IDEMPOTENCY_LEASE_MS = 60_000;
-const PURGE_BATCH = 100;
 // What a client acts on besides status and body; x-request-id stays the replaying request's own.
 const replayedHeaders = ['content-type', 'location', 'etag'];
 const headerName = 'idempotency-key';
@@ -71,7 +79,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 async function claim(db: Db, accountId: string, key: string, hash: string, now: number): Promise<Outcome> {
   const at = iso(now);
   const token = randomUUID();
-  const claimed = {
+  const claimed: Claim = {
     request_hash: hash,
     claim_token: token,
     status: null,
@@ -81,61 +89,22 @@ async function claim(db: Db, accountId: string, key: string, hash: string, now: 
     expires_at: iso(now + IDEMPOTENCY_TTL_HOURS * 3_600_000),
     locked_until: iso(now + IDEMPOTENCY_LEASE_MS),
   };
+  const record = { accountId, key };
   // Each pass either decides or saw the row change under it; a key that keeps changing is being raced for.
   for (let attempt = 0; attempt < 3; attempt++) {
-    const inserted = await db
-      .insertInto('idempotency_keys')
-      .values({ account_id: accountId, key, ...claimed })
-      .onConflict((c) => c.columns(['account_id', 'key']).doNothing())
-      .executeTakeFirst();
-    if (Number(inserted.numInsertedOrUpdatedRows) === 1) return { kind: 'claimed', token, fresh: true };
-    const row = await db
-      .selectFrom('idempotency_keys')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .where('key', '=', key)
-      .executeTakeFirst();
+    if (await insertClaim(db, record, claimed)) return { kind: 'claimed', token, fresh: true };
+    const row = await findKey(db, record);
     if (!row) continue;
     if (row.expires_at > at) {
       if (row.request_hash !== hash) return { kind: 'reused' };
       if (row.status !== null) return { kind: 'replay', row };
       if (row.locked_until !== null && row.locked_until > at) return { kind: 'in_flight' };
     }
-    // An expired record counts as absent, and a lapsed claim belongs to a request that will never answer. The
-    // conditions are checked again in the update, so of two requests taking over, one wins.
-    const taken = await db
-      .updateTable('idempotency_keys')
-      .set(claimed)
-      .where('account_id', '=', accountId)
-      .where('key', '=', key)
-      .where('claim_token', '=', row.claim_token)
-      .where((eb) =>
-        eb.or([eb('expires_at', '<=', at), eb.and([eb('status', 'is', null), eb('locked_until', '<=', at)])]),
-      )
-      .executeTakeFirst();
-    if (Number(taken.numUpdatedRows) === 1) return { kind: 'claimed', token, fresh: false };
+    // An expired record counts as absent, and a lapsed claim belongs to a request that will never answer.
+    if (await takeOver(db, record, row.claim_token, claimed, at))
+      return { kind: 'claimed', token, fresh: false };
   }
   return { kind: 'in_flight' };
-}
-
-/** Deletes a batch of the account's expired records; each new key pays for clearing up to PURGE_BATCH old ones. */
-async function purgeExpired(db: Db, accountId: string, at: string): Promise<void> {
-  await db
-    .deleteFrom('idempotency_keys')
-    .where('account_id', '=', accountId)
-    // Repeated outside the subquery: PostgreSQL checks it again on a row taken over meanwhile, and keeps it.
-    .where('expires_at', '<=', at)
-    .where(
-      'key',
-      'in',
-      db
-        .selectFrom('idempotency_keys')
-        .select('key')
-        .where('account_id', '=', accountId)
-        .where('expires_at', '<=', at)
-        .limit(PURGE_BATCH),
-    )
-    .execute();
 }
 
 /**
@@ -199,6 +168,7 @@ export function idempotencyKeys(app: FastifyInstance, db: Db): void {
   app.addHook('onSend', async (request, reply, payload) => {
     const held = request.idempotencyClaim;
     if (!held) return payload;
+    const keyOf = { accountId: request.account.id, key: held.key };
     try {
       if (reply.statusCode < 500 && typeof payload === 'string') {
         const headers: Record<string, string> = {};
@@ -206,19 +176,12 @@ export function idempotencyKeys(app: FastifyInstance, db: Db): void {
           const value = reply.getHeader(name);
           if (value !== undefined) headers[name] = String(value);
         }
-        const stored = await db
-          .updateTable('idempotency_keys')
-          .set({
-            status: reply.statusCode,
-            response_headers: JSON.stringify(headers),
-            response_body: payload,
-            locked_until: null,
-          })
-          .where('account_id', '=', request.account.id)
-          .where('key', '=', held.key)
-          .where('claim_token', '=', held.token)
-          .executeTakeFirst();
-        if (Number(stored.numUpdatedRows) === 0) {
+        const stored = await storeAnswer(db, keyOf, held.token, {
+          status: reply.statusCode,
+          response_headers: JSON.stringify(headers),
+          response_body: payload,
+        });
+        if (!stored) {
           request.log.warn(
             { idempotencyKey: held.key },
             'idempotency claim was taken over before the answer',
@@ -226,12 +189,7 @@ export function idempotencyKeys(app: FastifyInstance, db: Db): void {
         }
       } else {
         // A failure is not an answer to replay: the claim goes, so a retry runs the request again.
-        await db
-          .deleteFrom('idempotency_keys')
-          .where('account_id', '=', request.account.id)
-          .where('key', '=', held.key)
-          .where('claim_token', '=', held.token)
-          .execute();
+        await releaseClaim(db, keyOf, held.token);
       }
     } catch (error) {
       // The work is done and its answer goes out regardless; the claim lapses with its lease.

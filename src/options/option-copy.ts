@@ -1,8 +1,8 @@
 import type { Executor } from '../db/database.ts';
 import { newId } from '../ids.ts';
-import { toPriceBook } from '../price-books/price-books.repository.ts';
+import { listBooksOfOptions, listRowsOfBooks, toPriceBook } from '../price-books/price-books.repository.ts';
 import type { PriceBook } from '../price-books/price-books.schemas.ts';
-import { insertRows, type OptionRow } from './options.repository.ts';
+import { insertRows, listProductsOfOptions, type OptionRow } from './options.repository.ts';
 
 export interface CopyTarget {
   bundleId: string;
@@ -34,31 +34,14 @@ export async function copyOptions(
   const optionIds = new Map(sourceIds.map((id) => [id, newId('option')]));
   const newOptionId = (id: string) => optionIds.get(id) as string;
 
-  const products = await tx
-    .selectFrom('option_products')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('option_id', 'in', sourceIds)
-    // New ids are handed out in this order, so products tied on displayOrder keep their relative order.
-    .orderBy('id')
-    .execute();
+  const products = await listProductsOfOptions(tx, accountId, sourceIds);
   const productIds = new Map(products.map((p) => [p.id, newId('optionProduct')]));
 
   const currentBooks =
     target.priceBooks === 'current'
       ? sources.flatMap((o) => (o.price_book_id === null ? [] : [o.price_book_id]))
       : null;
-  const bookRows =
-    currentBooks?.length === 0
-      ? []
-      : await tx
-          .selectFrom('price_books')
-          .selectAll()
-          .where('account_id', '=', accountId)
-          .where('bundle_option_id', 'in', sourceIds)
-          .$if(currentBooks !== null, (qb) => qb.where('id', 'in', currentBooks as string[]))
-          .orderBy('id')
-          .execute();
+  const bookRows = await listBooksOfOptions(tx, accountId, sourceIds, currentBooks);
   const bookIds = new Map(bookRows.map((b) => [b.id, newId('priceBook')]));
   const sourceBookIds = [...bookIds.keys()];
 
@@ -97,12 +80,7 @@ export async function copyOptions(
   await insertRows(tx, 'price_books', copiedBooks);
   if (sourceBookIds.length > 0) {
     const newBookId = (id: string) => bookIds.get(id) as string;
-    const entries = await tx
-      .selectFrom('price_book_products')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .where('price_book_id', 'in', sourceBookIds)
-      .execute();
+    const entries = await listRowsOfBooks(tx, 'price_book_products', accountId, sourceBookIds);
     await insertRows(
       tx,
       'price_book_products',
@@ -114,12 +92,7 @@ export async function copyOptions(
     );
     // Prices and variant tables hang off (book, product) alone: a copy differs only in its book.
     for (const table of ['price_book_prices', 'product_variants'] as const) {
-      const rows = await tx
-        .selectFrom(table)
-        .selectAll()
-        .where('account_id', '=', accountId)
-        .where('price_book_id', 'in', sourceBookIds)
-        .execute();
+      const rows = await listRowsOfBooks(tx, table, accountId, sourceBookIds);
       await insertRows(
         tx,
         table,

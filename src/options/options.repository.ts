@@ -1,4 +1,4 @@
-import type { InsertObject, Selectable } from 'kysely';
+import type { InsertObject, Selectable, Updateable } from 'kysely';
 import type { BundleOptionsTable, Database, Executor, OptionProductsTable } from '../db/database.ts';
 import type { BundleOption, OptionProduct } from './options.schemas.ts';
 
@@ -159,4 +159,57 @@ export async function insertRows<T extends keyof Database & string>(
       .values(rows.slice(start, start + insertChunk))
       .execute();
   }
+}
+
+export async function updateOptionRow(
+  db: Executor,
+  accountId: string,
+  id: string,
+  changes: Updateable<BundleOptionsTable>,
+): Promise<void> {
+  await db
+    .updateTable('bundle_options')
+    .set(changes)
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .execute();
+}
+
+/** Deletes an option; the cascades take its products, its price books and their entries. */
+export async function deleteOptionRow(db: Executor, accountId: string, id: string): Promise<void> {
+  await db.deleteFrom('bundle_options').where('account_id', '=', accountId).where('id', '=', id).execute();
+}
+
+export async function updateOptionProductRow(
+  db: Executor,
+  accountId: string,
+  id: string,
+  changes: Updateable<OptionProductsTable>,
+): Promise<void> {
+  await db
+    .updateTable('option_products')
+    .set(changes)
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .execute();
+}
+
+/** Deletes an option product; the cascades take its entries in the option's price books. */
+export async function deleteOptionProductRow(db: Executor, accountId: string, id: string): Promise<void> {
+  await db.deleteFrom('option_products').where('account_id', '=', accountId).where('id', '=', id).execute();
+}
+
+/** The products of the options, in id order (a copy hands out new ids in this order, so ties keep their order). */
+export async function listProductsOfOptions(
+  db: Executor,
+  accountId: string,
+  optionIds: readonly string[],
+): Promise<OptionProductRow[]> {
+  return db
+    .selectFrom('option_products')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('option_id', 'in', optionIds)
+    .orderBy('id')
+    .execute();
 }

@@ -1,19 +1,21 @@
 import type { Db, Executor } from '../db/database.ts';
 import { type ExpectedVersions, lockBundle, lockRoot, type Versioned } from '../db/roots.ts';
 import { recordEvent } from '../events/events.service.ts';
-import { newId } from '../ids.ts';
-import { insertPriceBook } from '../price-books/price-books.repository.ts';
 import type { PriceBook } from '../price-books/price-books.schemas.ts';
-import {
-  bodyItem,
-  notFound,
-  type ProblemItem,
-  pointer,
-  throwIfConflicts,
-  throwIfProblems,
-} from '../problems.ts';
+import { bodyItem, notFound, throwIfConflicts, throwIfProblems } from '../problems.ts';
 import { copyOptions } from './option-copy.ts';
 import {
+  insertOption,
+  optionCreateConflicts,
+  optionCreateProblems,
+  productConflicts,
+  productRows,
+  productRuleProblems,
+  rangeProblem,
+} from './option-create.ts';
+import {
+  deleteOptionProductRow,
+  deleteOptionRow,
   findOption,
   findOptionProduct,
   findOptionProductById,
@@ -25,6 +27,8 @@ import {
   type OptionRow,
   toOption,
   toOptionProduct,
+  updateOptionProductRow,
+  updateOptionRow,
 } from './options.repository.ts';
 import type {
   BundleOption,
@@ -35,155 +39,6 @@ import type {
   OptionProductUpdateBody,
   OptionUpdateBody,
 } from './options.schemas.ts';
-
-function rangeProblem(
-  min: number | null | undefined,
-  max: number | null | undefined,
-  at: string,
-  what: string,
-): ProblemItem[] {
-  if (min == null || max == null || min <= max) return [];
-  return [bodyItem('min_greater_than_max', at, `${what} ${min} is greater than the maximum ${max}`)];
-}
-
-function productRuleProblems(products: OptionProductInput[], at: string): ProblemItem[] {
-  return products.flatMap((product, i) =>
-    rangeProblem(
-      product.configuration?.minQuantity,
-      product.configuration?.maxQuantity,
-      `${at}${pointer(i, 'configuration', 'minQuantity')}`,
-      'minQuantity',
-    ),
-  );
-}
-
-/** A productId may appear once in an option: repeats within the body, or of products it already holds. */
-function productConflicts(products: OptionProductInput[], existing: Set<string>, at: string): ProblemItem[] {
-  const seen = new Set(existing);
-  const conflicts: ProblemItem[] = [];
-  products.forEach((product, i) => {
-    if (seen.has(product.productId)) {
-      conflicts.push(
-        bodyItem(
-          'duplicate_product',
-          `${at}${pointer(i, 'productId')}`,
-          existing.has(product.productId)
-            ? `product ${product.productId} is already in the option`
-            : `product ${product.productId} is given more than once`,
-        ),
-      );
-    }
-    seen.add(product.productId);
-  });
-  return conflicts;
-}
-
-/**
- * Every problem of an option-create body, pointers prefixed with `at` (the body itself, or one of a bundle's
- * inline options). A default product cannot name one of the products being created, whose ids do not exist
- * yet, so any defaultOptionProductId on create is refused: it is set with PUT once the products exist.
- */
-export function optionCreateProblems(body: OptionCreateBody, at: string): ProblemItem[] {
-  const problems = rangeProblem(
-    body.configuration?.minCount,
-    body.configuration?.maxCount,
-    `${at}/configuration/minCount`,
-    'minCount',
-  );
-  if (body.configuration?.defaultOptionProductId != null) {
-    problems.push(
-      bodyItem(
-        'default_product_not_in_option',
-        `${at}/configuration/defaultOptionProductId`,
-        'a new option has no products yet to be its default; set it with PUT after creating the option',
-      ),
-    );
-  }
-  problems.push(...productRuleProblems(body.products ?? [], `${at}/products`));
-  return problems;
-}
-
-export function optionCreateConflicts(body: OptionCreateBody, at: string): ProblemItem[] {
-  return productConflicts(body.products ?? [], new Set(), `${at}/products`);
-}
-
-function productRows(
-  accountId: string,
-  option: { bundleId: string; optionId: string },
-  products: OptionProductInput[],
-  firstDisplayOrder: number,
-): OptionProductRow[] {
-  let next = firstDisplayOrder;
-  return products.map((product) => {
-    const displayOrder = product.displayOrder ?? next;
-    next = Math.max(next, displayOrder + 1);
-    return {
-      account_id: accountId,
-      id: newId('optionProduct'),
-      bundle_id: option.bundleId,
-      option_id: option.optionId,
-      product_id: product.productId,
-      properties: JSON.stringify(product.properties ?? {}),
-      display_order: displayOrder,
-      min_quantity: product.configuration?.minQuantity ?? null,
-      max_quantity: product.configuration?.maxQuantity ?? null,
-      readonly_quantity: product.configuration?.readonlyQuantity ?? null,
-      version: 1,
-    };
-  });
-}
-
-/**
- * Inserts an option already checked with optionCreateProblems, its products and its first price book, named
- * after the option. Runs inside the caller's transaction. The option is written pointing at its book from the
- * start (the id is not a foreign key), so a new option is at version 1.
- */
-export async function insertOption(
-  tx: Executor,
-  accountId: string,
-  bundleId: string,
-  body: OptionCreateBody,
-  displayOrder: number,
-  now: string,
-): Promise<{ option: OptionRow; priceBook: PriceBook }> {
-  const priceBookId = newId('priceBook');
-  const option: OptionRow = {
-    account_id: accountId,
-    id: newId('option'),
-    bundle_id: bundleId,
-    type: body.type ?? 'ADD_ON',
-    name: body.name,
-    description: body.description ?? null,
-    display_order: displayOrder,
-    min_count: body.configuration?.minCount ?? null,
-    max_count: body.configuration?.maxCount ?? null,
-    default_option_product_id: null,
-    price_book_id: priceBookId,
-    version: 1,
-    created_at: now,
-    updated_at: now,
-  };
-  await insertRows(tx, 'bundle_options', [option]);
-  await insertRows(
-    tx,
-    'option_products',
-    productRows(accountId, { bundleId, optionId: option.id }, body.products ?? [], 0),
-  );
-  const priceBook = await insertPriceBook(
-    tx,
-    {
-      accountId,
-      id: priceBookId,
-      bundleOptionId: option.id,
-      name: option.name,
-      description: null,
-      effectiveStartDate: null,
-      effectiveEndDate: null,
-    },
-    now,
-  );
-  return { option, priceBook };
-}
 
 async function requireOption(
   db: Executor,
@@ -293,12 +148,7 @@ export async function updateOption(
       default_option_product_id: defaultId === undefined ? current.default_option_product_id : defaultId,
       updated_at: now,
     };
-    await tx
-      .updateTable('bundle_options')
-      .set(updated)
-      .where('account_id', '=', accountId)
-      .where('id', '=', optionId)
-      .execute();
+    await updateOptionRow(tx, accountId, optionId, updated);
     const value = toOption(updated);
     await recordEvent(tx, accountId, 'option.updated', value);
     return { value, version: updated.version };
@@ -315,11 +165,7 @@ export async function deleteOption(
 ): Promise<void> {
   await db.transaction().execute(async (tx) => {
     await lockOption(tx, accountId, bundleId, optionId, expected);
-    await tx
-      .deleteFrom('bundle_options')
-      .where('account_id', '=', accountId)
-      .where('id', '=', optionId)
-      .execute();
+    await deleteOptionRow(tx, accountId, optionId);
     await recordEvent(tx, accountId, 'option.deleted', { id: optionId, deleted: true });
   });
 }
@@ -424,12 +270,7 @@ export async function updateOptionProduct(
         given.readonlyQuantity === undefined ? current.readonly_quantity : given.readonlyQuantity,
       version: current.version + 1,
     };
-    await tx
-      .updateTable('option_products')
-      .set(updated)
-      .where('account_id', '=', accountId)
-      .where('id', '=', current.id)
-      .execute();
+    await updateOptionProductRow(tx, accountId, current.id, updated);
     await productsChanged(tx, accountId, path.bundleId, path.optionId);
     return { value: toOptionProduct(updated), version: option.version };
   });
@@ -448,18 +289,9 @@ export async function removeOptionProduct(
   return db.transaction().execute(async (tx) => {
     const option = await lockOption(tx, accountId, path.bundleId, path.optionId, expected);
     const product = await requireOptionProduct(tx, accountId, path.optionId, path.productId);
-    await tx
-      .deleteFrom('option_products')
-      .where('account_id', '=', accountId)
-      .where('id', '=', product.id)
-      .execute();
+    await deleteOptionProductRow(tx, accountId, product.id);
     if (option.default_option_product_id === product.id) {
-      await tx
-        .updateTable('bundle_options')
-        .set({ default_option_product_id: null })
-        .where('account_id', '=', accountId)
-        .where('id', '=', option.id)
-        .execute();
+      await updateOptionRow(tx, accountId, option.id, { default_option_product_id: null });
     }
     return {
       value: await productsChanged(tx, accountId, path.bundleId, path.optionId),

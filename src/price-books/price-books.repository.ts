@@ -1,6 +1,7 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import { toAdjustment, toPrice } from '../catalogue/stored-prices.ts';
 import type {
+  Database,
   Executor,
   PriceBookPricesTable,
   PriceBookProductsTable,
@@ -243,4 +244,42 @@ export async function upsertVariants(db: Executor, row: VariantsRow): Promise<vo
       })),
     )
     .execute();
+}
+
+/** The price books of the options, in id order; only those of `onlyIds` when given. */
+export async function listBooksOfOptions(
+  db: Executor,
+  accountId: string,
+  optionIds: readonly string[],
+  onlyIds: readonly string[] | null,
+): Promise<PriceBookRow[]> {
+  if (onlyIds?.length === 0) return [];
+  return db
+    .selectFrom('price_books')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('bundle_option_id', 'in', optionIds)
+    .$if(onlyIds !== null, (qb) => qb.where('id', 'in', onlyIds as string[]))
+    .orderBy('id')
+    .execute();
+}
+
+/** Every row of the books in one of the tables hanging off a book: entries, prices, variant tables. */
+export async function listRowsOfBooks<
+  T extends 'price_book_products' | 'price_book_prices' | 'product_variants',
+>(
+  db: Executor,
+  table: T,
+  accountId: string,
+  priceBookIds: readonly string[],
+): Promise<Selectable<Database[T]>[]> {
+  return (
+    db
+      // Typed as one of them: the columns used here are common to all three.
+      .selectFrom(table as 'price_book_prices')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('price_book_id', 'in', priceBookIds)
+      .execute() as Promise<Selectable<Database[T]>[]>
+  );
 }

@@ -3,6 +3,7 @@ import type { Db, Executor } from '../db/database.ts';
 import { type ExpectedVersions, lockRoot, type Versioned } from '../db/roots.ts';
 import { recordEvent } from '../events/events.service.ts';
 import { newId } from '../ids.ts';
+import { updateOptionRow } from '../options/options.repository.ts';
 import type { Adjustment } from '../pricing/adjustment.schema.ts';
 import { validateAdjustment } from '../pricing/adjustments.ts';
 import { decimalPlaces, MAX_PRICE_DECIMALS } from '../pricing/money.ts';
@@ -199,12 +200,7 @@ export async function createPriceBook(
       },
       now(),
     );
-    await trx
-      .updateTable('bundle_options')
-      .set({ price_book_id: book.id })
-      .where('account_id', '=', accountId)
-      .where('id', '=', option.id)
-      .execute();
+    await updateOptionRow(trx, accountId, option.id, { price_book_id: book.id });
     await recordEvent(trx, accountId, 'price_book.created', book);
     return { value: book, version: 1 };
   });

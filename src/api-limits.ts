@@ -5,8 +5,12 @@ import { Limit, MAX_PROPERTY_NAME_LENGTH, MAX_PROPERTY_NAMES } from './http/comm
 import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_TTL_HOURS } from './http/idempotency.ts';
 import { MAX_JSON_DEPTH } from './http/json-body.ts';
 import { OptionProductsAddBody } from './options/options.schemas.ts';
-import { PricesDeleteBody, PricesPutBody } from './price-books/price-books.schemas.ts';
-import { MAX_DYNAMIC_VARIANTS, MAX_VARIANT_TABLE_CHARACTERS } from './price-books/product-variants.ts';
+import {
+  MAX_DYNAMIC_VARIANTS,
+  MAX_VARIANT_TABLE_CHARACTERS,
+  PricesDeleteBody,
+  PricesPutBody,
+} from './price-books/price-books.schemas.ts';
 import { MAX_VARIANT_ID_LENGTH } from './pricing/adjustment.schema.ts';
 import { MAX_PROBLEM_ITEMS } from './problems.ts';
 import { MAX_QUOTE_BUNDLES, MAX_QUOTE_LINES } from './quotes/quotes.schemas.ts';

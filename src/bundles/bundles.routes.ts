@@ -2,7 +2,6 @@ import { Type } from 'typebox';
 import { ProblemRef } from '../http/common-schemas.ts';
 import { expectedVersions, tagged, taggedWrite } from '../http/conditional.ts';
 import type { Routes } from '../http/routes.ts';
-import { BundlePath } from '../options/options.schemas.ts';
 import {
   Bundle,
   BundleCloneBody,
@@ -10,6 +9,7 @@ import {
   BundleListQuery,
   BundlePage,
   BundlePatchBody,
+  BundlePath,
 } from './bundles.schemas.ts';
 import {
   cloneBundle,

@@ -1,5 +1,5 @@
 import { type Static, Type } from 'typebox';
-import { Id, Limit, Nullable, ProductId, Properties } from '../http/common-schemas.ts';
+import { Id, Limit, Nullable, PathId, ProductId, Properties } from '../http/common-schemas.ts';
 import { OptionCreateBody } from '../options/options.schemas.ts';
 
 export const BundleProduct = Type.Object(
@@ -86,3 +86,5 @@ export const BundleCloneBody = Type.Object(
   { additionalProperties: false },
 );
 export type BundleCloneBody = Static<typeof BundleCloneBody>;
+
+export const BundlePath = Type.Object({ bundleId: PathId('Bundle id') });

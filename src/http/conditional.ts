@@ -78,7 +78,7 @@ function withHeader(schema: Record<string, unknown>, name: string, header: unkno
 }
 
 /**
- * C13: every /v1 GET answers with an ETag (its resource's, or a hash of its bytes) and 304 to a matching
+ * Every /v1 GET answers with an ETag (its resource's, or a hash of its bytes) and 304 to a matching
  * If-None-Match; every PUT, PATCH and DELETE takes If-Match, which the services check as they open the write.
  */
 export function conditionalRequests(app: FastifyInstance): void {

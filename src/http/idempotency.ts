@@ -108,7 +108,7 @@ async function claim(db: Db, accountId: string, key: string, hash: string, now: 
 }
 
 /**
- * Idempotency-Key on every POST under /v1 (C13). The key is claimed in the database before the handler runs and
+ * Idempotency-Key on every POST under /v1, so any create or write may be retried safely. The key is claimed in the database before the handler runs and
  * the response stored before it is sent, so the guarantee holds across restarts and instances. The record is
  * written after the work commits, not with it: a crash between the two leaves a claim whose lease lapses, and a
  * retry then runs the work again.

@@ -1,11 +1,11 @@
 import { Type } from 'typebox';
+import { BundlePath } from '../bundles/bundles.schemas.ts';
 import { ProblemRef } from '../http/common-schemas.ts';
 import { expectedVersions, tagged, taggedWrite } from '../http/conditional.ts';
 import type { Routes } from '../http/routes.ts';
 import {
   BundleOption,
   BundleOptionWithProducts,
-  BundlePath,
   OptionClone,
   OptionCreateBody,
   OptionPath,

@@ -142,7 +142,6 @@ export const OptionClone = Type.Object({
   priceBook: PriceBook,
 });
 
-export const BundlePath = Type.Object({ bundleId: PathId('Bundle id') });
 export const OptionPath = Type.Object({ bundleId: PathId('Bundle id'), optionId: PathId('Option id') });
 export const OptionProductPath = Type.Object({
   bundleId: PathId('Bundle id'),

@@ -151,6 +151,30 @@ export async function listEntries(
   return query.orderBy('p.display_order').orderBy('p.id').execute();
 }
 
+/** A product's price row in one currency, with its entry's flag; none when either is missing. */
+export async function findEntryPrice(
+  db: Executor,
+  accountId: string,
+  priceBookId: string,
+  productId: string,
+  currency: string,
+): Promise<{ adjustment: string | null; allow_unit_price_editing: boolean | number } | undefined> {
+  return db
+    .selectFrom('price_book_prices as p')
+    .innerJoin('price_book_products as e', (join) =>
+      join
+        .onRef('e.account_id', '=', 'p.account_id')
+        .onRef('e.price_book_id', '=', 'p.price_book_id')
+        .onRef('e.product_id', '=', 'p.product_id'),
+    )
+    .select(['p.adjustment', 'e.allow_unit_price_editing'])
+    .where('p.account_id', '=', accountId)
+    .where('p.price_book_id', '=', priceBookId)
+    .where('p.product_id', '=', productId)
+    .where('p.currency', '=', currency)
+    .executeTakeFirst();
+}
+
 export async function listPrices(
   db: Executor,
   accountId: string,

@@ -215,13 +215,11 @@ export const priceBooksRoutes: Routes = async (app, { db }) => {
     },
     async (request, reply) => {
       const { priceBookId, productId } = request.params;
-      const read = await getAdjustment(
-        db,
-        request.account.id,
+      const read = await getAdjustment(db, request.account.id, {
         priceBookId,
         productId,
-        request.query.currency,
-      );
+        currency: request.query.currency,
+      });
       return { adjustment: tagged(reply, priceBookId, read) };
     },
   );
@@ -248,9 +246,7 @@ export const priceBooksRoutes: Routes = async (app, { db }) => {
       const written = await putAdjustment(
         db,
         request.account.id,
-        priceBookId,
-        productId,
-        request.query.currency,
+        { priceBookId, productId, currency: request.query.currency },
         request.body.adjustment,
         expectedVersions(request, priceBookId),
       );
@@ -277,9 +273,7 @@ export const priceBooksRoutes: Routes = async (app, { db }) => {
       const deleted = await deleteAdjustment(
         db,
         request.account.id,
-        priceBookId,
-        productId,
-        request.query.currency,
+        { priceBookId, productId, currency: request.query.currency },
         expectedVersions(request, priceBookId),
       );
       tagged(reply, priceBookId, deleted);

@@ -10,7 +10,6 @@ import {
   Properties,
 } from '../http/common-schemas.ts';
 import { Adjustment, MAX_VARIANT_ID_LENGTH, Money } from '../pricing/adjustment.schema.ts';
-import { MAX_DYNAMIC_VARIANTS, MAX_VARIANT_TABLE_CHARACTERS } from './product-variants.ts';
 
 export const PriceBook = Type.Object({
   id: Id('pb', 'Price book id'),
@@ -171,6 +170,11 @@ const VariantProperty = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** Above this a dynamic table is refused: every combination is computed on each read. */
+export const MAX_DYNAMIC_VARIANTS = 10_000;
+/** The ids of a dynamic table's variants together, in characters: a bound on what each read builds and sends. */
+export const MAX_VARIANT_TABLE_CHARACTERS = 500_000;
 
 export const ProductVariantsBody = Type.Object(
   {

@@ -20,6 +20,7 @@ import {
 import { normaliseInstant } from './instants.ts';
 import {
   deleteEntries,
+  findEntryPrice,
   findOptionProducts,
   findPriceBook,
   findVariants,
@@ -183,12 +184,12 @@ export async function createPriceBook(
     invalid('unknown_reference', [
       bodyItem('unknown_reference', '/bundleOptionId', `option ${body.bundleOptionId} does not exist`),
     ]);
-  return db.transaction().execute(async (trx) => {
+  return db.transaction().execute(async (tx) => {
     // The option's priceBookId changes: a write to the option, which also keeps it from going meanwhile.
-    const option = await lockRoot(trx, 'bundle_options', { accountId, id: body.bundleOptionId }, null);
+    const option = await lockRoot(tx, 'bundle_options', { accountId, id: body.bundleOptionId }, null);
     if (!option) throw unknownOption();
     const book = await insertPriceBook(
-      trx,
+      tx,
       {
         accountId,
         id: newId('priceBook'),
@@ -200,8 +201,8 @@ export async function createPriceBook(
       },
       now(),
     );
-    await updateOptionRow(trx, accountId, option.id, { price_book_id: book.id });
-    await recordEvent(trx, accountId, 'price_book.created', book);
+    await updateOptionRow(tx, accountId, option.id, { price_book_id: book.id });
+    await recordEvent(tx, accountId, 'price_book.created', book);
     return { value: book, version: 1 };
   });
 }
@@ -215,20 +216,20 @@ export async function patchPriceBook(
 ): Promise<Versioned<PriceBook>> {
   const { dates, problems } = normaliseDates(body);
   throwIfProblems(problems);
-  return db.transaction().execute(async (trx) => {
-    const book = await writableBook(trx, accountId, id, expected);
+  return db.transaction().execute(async (tx) => {
+    const book = await writableBook(tx, accountId, id, expected);
     const start =
       dates.effectiveStartDate === undefined ? book.effective_start_date : dates.effectiveStartDate;
     const end = dates.effectiveEndDate === undefined ? book.effective_end_date : dates.effectiveEndDate;
     throwIfProblems(windowProblems(start, end, body));
-    const updated = await updatePriceBook(trx, accountId, id, {
+    const updated = await updatePriceBook(tx, accountId, id, {
       name: body.name ?? book.name,
       description: body.description === undefined ? book.description : body.description,
       effective_start_date: start,
       effective_end_date: end,
     });
     const value = toPriceBook(updated);
-    await recordEvent(trx, accountId, 'price_book.updated', value);
+    await recordEvent(tx, accountId, 'price_book.updated', value);
     return { value, version: updated.version };
   });
 }
@@ -240,12 +241,12 @@ export async function deletePriceBook(
   id: string,
   expected: ExpectedVersions,
 ): Promise<Versioned<null>> {
-  return db.transaction().execute(async (trx) => {
-    const book = await lockRoot(trx, 'price_books', { accountId, id }, expected);
+  return db.transaction().execute(async (tx) => {
+    const book = await lockRoot(tx, 'price_books', { accountId, id }, expected);
     if (!book) throw notFound('Price book', id);
     if (!book.is_deleted) {
-      await updatePriceBook(trx, accountId, id, { is_deleted: true });
-      await recordEvent(trx, accountId, 'price_book.deleted', { id, deleted: true });
+      await updatePriceBook(tx, accountId, id, { is_deleted: true });
+      await recordEvent(tx, accountId, 'price_book.deleted', { id, deleted: true });
     }
     return { value: null, version: book.version };
   });
@@ -323,10 +324,10 @@ export async function putPrices(
   const problems = writeProblems(body);
   if (hasSingleFieldProblem(problems)) throwIfProblems(problems);
   const productIds = [...new Set(body.map((w) => w.productId))];
-  return db.transaction().execute(async (trx) => {
-    const book = await writableBook(trx, accountId, id, expected);
+  return db.transaction().execute(async (tx) => {
+    const book = await writableBook(tx, accountId, id, expected);
     const known = new Set(
-      (await findOptionProducts(trx, accountId, book.bundle_option_id, productIds)).map((p) => p.product_id),
+      (await findOptionProducts(tx, accountId, book.bundle_option_id, productIds)).map((p) => p.product_id),
     );
     body.forEach((write, i) => {
       if (!known.has(write.productId)) {
@@ -342,7 +343,7 @@ export async function putPrices(
     throwIfProblems(problems);
 
     const flags = new Map(
-      (await listEntries(trx, accountId, id, productIds)).map((e) => [
+      (await listEntries(tx, accountId, id, productIds)).map((e) => [
         e.product_id,
         Boolean(e.allow_unit_price_editing),
       ]),
@@ -352,7 +353,7 @@ export async function putPrices(
       if (flag !== undefined) flags.set(write.productId, flag);
     }
     const existing = new Map(
-      (await listPrices(trx, accountId, id, productIds)).map((p) => [
+      (await listPrices(tx, accountId, id, productIds)).map((p) => [
         JSON.stringify([p.product_id, p.currency]),
         p,
       ]),
@@ -375,7 +376,7 @@ export async function putPrices(
       };
     });
     await upsertEntries(
-      trx,
+      tx,
       productIds.map((productId) => ({
         account_id: accountId,
         price_book_id: id,
@@ -384,13 +385,13 @@ export async function putPrices(
         allow_unit_price_editing: flags.get(productId) ?? false,
       })),
     );
-    await upsertPrices(trx, rows);
-    await recordEvent(trx, accountId, 'prices.changed', {
+    await upsertPrices(tx, rows);
+    await recordEvent(tx, accountId, 'prices.changed', {
       priceBookId: id,
       productIds,
       currencies: [...new Set(body.map((w) => w.currency))],
     });
-    return { value: await pricedProducts(trx, book, productIds), version: book.version };
+    return { value: await pricedProducts(tx, book, productIds), version: book.version };
   });
 }
 
@@ -402,12 +403,12 @@ export async function deletePrices(
   expected: ExpectedVersions,
 ): Promise<Versioned<{ deleted: string[]; notFound: string[] }>> {
   const asked = [...new Set(productIds)];
-  return db.transaction().execute(async (trx) => {
-    const book = await writableBook(trx, accountId, id, expected);
-    const currencies = new Set((await listPrices(trx, accountId, id, asked)).map((p) => p.currency));
-    const removed = new Set(await deleteEntries(trx, accountId, id, asked));
+  return db.transaction().execute(async (tx) => {
+    const book = await writableBook(tx, accountId, id, expected);
+    const currencies = new Set((await listPrices(tx, accountId, id, asked)).map((p) => p.currency));
+    const removed = new Set(await deleteEntries(tx, accountId, id, asked));
     if (removed.size > 0) {
-      await recordEvent(trx, accountId, 'prices.changed', {
+      await recordEvent(tx, accountId, 'prices.changed', {
         priceBookId: id,
         productIds: asked.filter((p) => removed.has(p)),
         currencies: [...currencies],
@@ -440,18 +441,22 @@ function noAdjustment(productId: string, currency: string): AppError {
   );
 }
 
+/** Where an adjustment is: a product of a book, in one currency. */
+export interface AdjustmentAt {
+  priceBookId: string;
+  productId: string;
+  currency: string;
+}
+
 export async function getAdjustment(
   db: Db,
   accountId: string,
-  id: string,
-  productId: string,
-  currency: string,
+  { priceBookId: id, productId, currency }: AdjustmentAt,
 ): Promise<Versioned<Adjustment>> {
   const book = await readableBook(db, accountId, id);
   if (book.is_deleted) throw entriesNotServed(book);
-  const row = await priceRow(db, book, productId, currency);
-  const flag = await currentFlag(db, book, productId);
-  const adjustment = row && flag !== undefined ? toAdjustment(row.adjustment, flag) : null;
+  const row = await findEntryPrice(db, accountId, id, productId, currency);
+  const adjustment = row ? toAdjustment(row.adjustment, Boolean(row.allow_unit_price_editing)) : null;
   if (!adjustment) throw noAdjustment(productId, currency);
   return { value: adjustment, version: book.version };
 }
@@ -459,19 +464,17 @@ export async function getAdjustment(
 export async function putAdjustment(
   db: Db,
   accountId: string,
-  id: string,
-  productId: string,
-  currency: string,
+  { priceBookId: id, productId, currency }: AdjustmentAt,
   adjustment: Adjustment,
   expected: ExpectedVersions,
 ): Promise<Versioned<Adjustment>> {
   throwIfProblems(adjustmentProblems(adjustment, '/adjustment'));
-  return db.transaction().execute(async (trx) => {
-    const book = await writableBook(trx, accountId, id, expected);
-    await productOfBook(trx, book, productId);
-    const flag = adjustment.allowUnitPriceEditing ?? (await currentFlag(trx, book, productId)) ?? false;
-    const old = await priceRow(trx, book, productId, currency);
-    await upsertEntries(trx, [
+  return db.transaction().execute(async (tx) => {
+    const book = await writableBook(tx, accountId, id, expected);
+    await productOfBook(tx, book, productId);
+    const flag = adjustment.allowUnitPriceEditing ?? (await currentFlag(tx, book, productId)) ?? false;
+    const old = await priceRow(tx, book, productId, currency);
+    await upsertEntries(tx, [
       {
         account_id: accountId,
         price_book_id: id,
@@ -480,7 +483,7 @@ export async function putAdjustment(
         allow_unit_price_editing: flag,
       },
     ]);
-    await upsertPrices(trx, [
+    await upsertPrices(tx, [
       {
         account_id: accountId,
         price_book_id: id,
@@ -492,7 +495,7 @@ export async function putAdjustment(
       },
     ]);
     const value = { ...adjustment, allowUnitPriceEditing: flag };
-    await recordEvent(trx, accountId, 'adjustment.changed', {
+    await recordEvent(tx, accountId, 'adjustment.changed', {
       priceBookId: id,
       productId,
       currency,
@@ -505,17 +508,15 @@ export async function putAdjustment(
 export async function deleteAdjustment(
   db: Db,
   accountId: string,
-  id: string,
-  productId: string,
-  currency: string,
+  { priceBookId: id, productId, currency }: AdjustmentAt,
   expected: ExpectedVersions,
 ): Promise<Versioned<null>> {
-  return db.transaction().execute(async (trx) => {
-    const book = await writableBook(trx, accountId, id, expected);
-    const row = await priceRow(trx, book, productId, currency);
+  return db.transaction().execute(async (tx) => {
+    const book = await writableBook(tx, accountId, id, expected);
+    const row = await priceRow(tx, book, productId, currency);
     if (!row?.adjustment) throw noAdjustment(productId, currency);
-    await upsertPrices(trx, [{ ...row, adjustment: null }]);
-    await recordEvent(trx, accountId, 'adjustment.changed', {
+    await upsertPrices(tx, [{ ...row, adjustment: null }]);
+    await recordEvent(tx, accountId, 'adjustment.changed', {
       priceBookId: id,
       productId,
       currency,
@@ -577,11 +578,11 @@ export async function putProductVariants(
   expected: ExpectedVersions,
 ): Promise<Versioned<ProductVariantTable>> {
   throwIfProblems(validateVariantDefinition(body).map((v) => bodyItem(v.code, v.pointer, v.message)));
-  return db.transaction().execute(async (trx) => {
-    const book = await writableBook(trx, accountId, id, expected);
-    await productOfBook(trx, book, productId);
-    if ((await currentFlag(trx, book, productId)) === undefined) {
-      await upsertEntries(trx, [
+  return db.transaction().execute(async (tx) => {
+    const book = await writableBook(tx, accountId, id, expected);
+    await productOfBook(tx, book, productId);
+    if ((await currentFlag(tx, book, productId)) === undefined) {
+      await upsertEntries(tx, [
         {
           account_id: accountId,
           price_book_id: id,
@@ -591,7 +592,7 @@ export async function putProductVariants(
         },
       ]);
     }
-    await upsertVariants(trx, {
+    await upsertVariants(tx, {
       account_id: accountId,
       price_book_id: id,
       product_id: productId,
@@ -599,8 +600,8 @@ export async function putProductVariants(
       template: body.template,
       properties: JSON.stringify(body.properties),
     });
-    const variants = await variantTableOf(trx, book, productId, body);
-    await recordEvent(trx, accountId, 'product_variants.changed', { priceBookId: id, productId, variants });
+    const variants = await variantTableOf(tx, book, productId, body);
+    await recordEvent(tx, accountId, 'product_variants.changed', { priceBookId: id, productId, variants });
     return { value: variants, version: book.version };
   });
 }

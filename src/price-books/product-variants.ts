@@ -1,14 +1,14 @@
-// Pure: the variant table of C10 from a product's variant definition and its per-currency adjustments.
+// Pure: a product's variant table, from its variant definition and its per-currency adjustments.
 import { type Adjustment, MAX_VARIANT_ID_LENGTH } from '../pricing/adjustment.schema.ts';
 import type { Violation } from '../pricing/adjustments.ts';
-import type { ProductVariantsBody, ProductVariantTable } from './price-books.schemas.ts';
+import {
+  MAX_DYNAMIC_VARIANTS,
+  MAX_VARIANT_TABLE_CHARACTERS,
+  type ProductVariantsBody,
+  type ProductVariantTable,
+} from './price-books.schemas.ts';
 
 export type VariantDefinition = ProductVariantsBody;
-
-/** Above this a dynamic table is refused: every combination is computed on each read. */
-export const MAX_DYNAMIC_VARIANTS = 10_000;
-/** The ids of a dynamic table's variants together, in characters: a bound on what each read builds and sends. */
-export const MAX_VARIANT_TABLE_CHARACTERS = 500_000;
 
 /** The {name} placeholders of a template, in order of first appearance, each once. */
 export function templateTokens(template: string): string[] {
@@ -156,7 +156,7 @@ export function validateVariantDefinition(definition: VariantDefinition): Violat
 type VariantAdjustment = Extract<Adjustment, { type: 'variant' }>;
 
 /**
- * The table of interface-v1: dynamic variants are every combination, static ones the values of the variant
+ * The variant table: dynamic variants are every combination of the properties' values, static ones the values of the variant
  * adjustments. Rows run by currency, then variant order, and exist only where that currency's variant
  * adjustment prices the variant.
  */

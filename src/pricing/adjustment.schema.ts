@@ -15,7 +15,7 @@ const allowUnitPriceEditing = Type.Optional(
   }),
 );
 
-// Quantities are whole units; `number` rather than `integer` keeps interface-v1's declared type,
+// Quantities are whole units; `number` rather than `integer` keeps the type the published interface declares,
 // and validateAdjustment rejects fractions.
 const Unit = Type.Number({ minimum: 0, description: 'A quantity of units: a non-negative whole number.' });
 

@@ -134,8 +134,8 @@ function checkValues(values: readonly { value: string; unitPrice: number }[], ou
 }
 
 /**
- * Rules of C8 that the JSON schema cannot express. `too_many_decimals` and `not_integer` concern a
- * single field (a 400 under C3); the other codes relate several fields (a 422).
+ * Rules of an adjustment that the JSON schema cannot express (docs/pricing.md). `too_many_decimals` and
+ * `not_integer` concern a single field (a 400); the other codes relate several fields (a 422).
  */
 export function validateAdjustment(adj: Adjustment): Violation[] {
   const out: Violation[] = [];
@@ -187,13 +187,15 @@ export type PriceTrace = {
   range?: { firstUnit: number; lastUnit: number };
 };
 
-export type PriceErrorCode =
-  | 'no_price'
-  | 'no_matching_tier'
-  | 'no_matching_value'
-  | 'no_matching_range'
-  | 'no_matching_variant'
-  | 'variant_required';
+export const priceErrorCodes = [
+  'no_price',
+  'no_matching_tier',
+  'no_matching_value',
+  'no_matching_range',
+  'variant_required',
+  'no_matching_variant',
+] as const;
+export type PriceErrorCode = (typeof priceErrorCodes)[number];
 
 export type PriceResult =
   | { ok: true; unitPrice: Decimal; trace: PriceTrace }
@@ -211,7 +213,7 @@ function fail(code: PriceErrorCode, message: string): PriceResult {
   return { ok: false, code, message };
 }
 
-/** The unit price of one line from its price book entry in the line's currency (C8). */
+/** The unit price of one line from its price book entry in the line's currency (docs/pricing.md). */
 export function priceUnit(entry: PriceEntry, line: PriceLine): PriceResult {
   const adj = entry.adjustment;
   if (adj === null) {

@@ -53,7 +53,7 @@ export function lineTotal(unitPrice: Decimal, quantity: number, currency: string
   return unit.times(units).toDecimalPlaces(minorUnits(currency), Dec.ROUND_HALF_UP);
 }
 
-// A total is the sum of lines already rounded to the currency (C8); an unrounded line here is a
+// A total is the sum of lines already rounded to the currency's minor units; an unrounded line here is a
 // caller bug that would make the total disagree with the lines shown, so it throws.
 export function sumTotals(lines: readonly Decimal[], currency: string): Decimal {
   const places = minorUnits(currency);

@@ -1,4 +1,4 @@
-import { type PriceEntry, type PriceErrorCode, priceUnit } from '../pricing/adjustments.ts';
+import { type PriceEntry, type PriceErrorCode, priceErrorCodes, priceUnit } from '../pricing/adjustments.ts';
 import {
   type Decimal,
   decimalPlaces,
@@ -47,22 +47,25 @@ export interface CatalogueProduct {
   price: (PriceEntry & { allowUnitPriceEditing: boolean }) | null;
 }
 
-export type QuoteViolationCode =
-  | 'unknown_reference'
-  | 'bundle_inactive'
-  | 'duplicate_option'
-  | 'included_option_missing'
-  | 'too_few_products'
-  | 'too_many_products'
-  | 'unknown_product'
-  | 'duplicate_product'
-  | 'quantity_below_min'
-  | 'quantity_above_max'
-  | 'quantity_readonly'
-  | 'unit_price_not_editable'
-  | 'price_book_deleted'
-  | 'price_book_not_effective'
-  | PriceErrorCode;
+/** Every code a quote_invalid problem's items may carry, listed once for the types and the OpenAPI text. */
+export const quoteViolationCodes = [
+  'unknown_reference',
+  'bundle_inactive',
+  'duplicate_option',
+  'included_option_missing',
+  'too_few_products',
+  'too_many_products',
+  'unknown_product',
+  'duplicate_product',
+  'quantity_below_min',
+  'quantity_above_max',
+  'quantity_readonly',
+  'unit_price_not_editable',
+  'price_book_deleted',
+  'price_book_not_effective',
+  ...priceErrorCodes,
+] as const;
+export type QuoteViolationCode = (typeof quoteViolationCodes)[number];
 
 export type QuoteOutcome = { ok: true; quote: Quote } | { ok: false; violations: ProblemItem[] };
 
@@ -82,7 +85,7 @@ export function defaultQuantity(product: Pick<CatalogueProduct, 'minQuantity'>):
 }
 
 /**
- * Single-field rules the JSON schema cannot state (a 400 under C3): the total number of lines, and
+ * Single-field rules the JSON schema cannot state (a 400, as one field alone is wrong): the total number of lines, and
  * at most 6 decimals in an edited unit price, which `multipleOf` cannot check on binary doubles.
  */
 export function checkQuoteRequest(request: QuoteRequest): ProblemItem[] {
@@ -171,7 +174,7 @@ function pricePointer(code: PriceErrorCode, entry: PriceEntry, choice: Choice): 
 }
 
 /**
- * Checks a configuration against its bundles' rules and prices it (C8, C11), with no I/O: every violation
+ * Checks a configuration against its bundles' rules and prices it (docs/pricing.md), with no I/O: every violation
  * is collected, so a 422 lists them all at once. `at` is the RFC 3339 instant price books must be
  * effective at.
  */

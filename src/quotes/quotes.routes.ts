@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { StampedCache } from '../catalogue/stamped-cache.ts';
 import type { Routes } from '../http/routes.ts';
+import { quoteViolationCodes } from './quotes.engine.ts';
 import { Quote, QuoteRequest } from './quotes.schemas.ts';
 import { type CachedCatalogue, quote } from './quotes.service.ts';
 
@@ -28,12 +29,8 @@ export const quotesRoutes: Routes = async (app, { db, config }) => {
           'minor units; the total is the sum of the line totals. A configuration that breaks any rule answers ' +
           '422 quote_invalid listing every violation, each with a stable code and a JSON pointer into the ' +
           'body; a bundle or option the account does not have is an unknown_reference violation, and when ' +
-          'every violation is one the answer’s code is unknown_reference too. Codes: unknown_reference, ' +
-          'bundle_inactive, duplicate_option, ' +
-          'included_option_missing, too_few_products, too_many_products, unknown_product, duplicate_product, ' +
-          'quantity_below_min, quantity_above_max, quantity_readonly, unit_price_not_editable, ' +
-          'price_book_deleted, price_book_not_effective, no_price, no_matching_tier, no_matching_value, ' +
-          'no_matching_range, variant_required, no_matching_variant. See docs/pricing.md.',
+          'every violation is one the answer’s code is unknown_reference too. Codes: ' +
+          `${quoteViolationCodes.join(', ')}. See docs/pricing.md.`,
         tags: ['quotes'],
         body: QuoteRequest,
         response: { 200: Quote, 422: QuoteInvalid },

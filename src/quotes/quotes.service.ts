@@ -12,7 +12,7 @@ export interface CachedCatalogue extends Stamped {
 }
 
 /**
- * Checks and prices a configuration (C11): a read, so nothing is written. Quotes for now reuse what `cache` holds
+ * Checks and prices a configuration: a read, so nothing is written. Quotes for now reuse what `cache` holds
  * for the same bundles and currency while it still holds (StampedCache.through: the bundles' versions and the
  * books' effective windows, checked on every request); quotes for another instant (`at`) load afresh.
  */

@@ -1,0 +1,128 @@
+// The shape of src/, read from the files themselves: which folder may import which, no import cycles, and queries
+// only in repositories. No database is involved, so these run once, not per database.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const src = fileURLToPath(new URL('../../src', import.meta.url));
+
+/**
+ * The layers of src/, lowest first: a file may import from its own folder and from lower layers. Within the
+ * features' layer a feature may use another's schemas, repositories and rule modules, never its service or routes.
+ * A new folder or top-level file must be placed here.
+ */
+const layers: readonly (readonly string[])[] = [
+  ['problems.ts', 'ids.ts', 'config.ts'],
+  ['pricing'],
+  ['db'],
+  ['keys'],
+  ['http'],
+  ['events', 'catalogue'],
+  ['bundles', 'options', 'price-books', 'bundle-details', 'quotes'],
+  ['demo', 'api-limits.ts'],
+  ['app.ts'],
+  ['server.ts'],
+  ['cli.ts'],
+];
+const featureLayer = layers.findIndex((layer) => layer.includes('bundles'));
+const rankOf = new Map(layers.flatMap((layer, rank) => layer.map((area) => [area, rank] as const)));
+
+function sourceFiles(folder: string): string[] {
+  return readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(folder, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith('.ts') ? [relative(src, path)] : [];
+  });
+}
+
+const files = sourceFiles(src).sort();
+const text = new Map(files.map((file) => [file, readFileSync(join(src, file), 'utf8')]));
+
+/** The src/ files a file imports (static, re-exported or dynamic), as paths relative to src/. */
+function importsOf(file: string): string[] {
+  const specifiers = [...(text.get(file) ?? '').matchAll(/(?:\bfrom|\bimport\(?)\s*'(\.{1,2}\/[^']+)'/g)];
+  return specifiers.map((match) => relative(src, join(src, dirname(file), match[1] as string)));
+}
+
+const graph = new Map(files.map((file) => [file, importsOf(file)]));
+
+/** The folder right under src/, or the file itself when it sits in src/. */
+function areaOf(file: string): string {
+  return file.split('/')[0] as string;
+}
+
+function forbidden(from: string, to: string): string | null {
+  const [fromArea, toArea] = [areaOf(from), areaOf(to)];
+  if (fromArea === toArea) return null;
+  const [fromRank, toRank] = [rankOf.get(fromArea), rankOf.get(toArea)];
+  if (fromRank === undefined || toRank === undefined) {
+    return `${fromRank === undefined ? fromArea : toArea} is in no layer of this test`;
+  }
+  if (toRank > fromRank) return `${fromArea} imports the higher layer ${toArea}`;
+  if (toRank < fromRank) return null;
+  if (fromRank !== featureLayer)
+    return `${fromArea} and ${toArea} are one layer and may not import each other`;
+  if (/\.(service|routes)\.ts$/.test(to))
+    return `a feature imports another feature's ${to.split('.').at(-2)}`;
+  return null;
+}
+
+describe('the structure of src/', () => {
+  test('the import graph is read: every import names a file that exists', () => {
+    assert.ok(files.length > 50, `only ${files.length} files found under ${src}`);
+    const missing = [...graph].flatMap(([file, targets]) =>
+      targets.filter((target) => !text.has(target)).map((target) => `${file} -> ${target}`),
+    );
+    assert.deepEqual(missing, []);
+  });
+
+  test('imports run one way only: down the layers, and between features never to a service or routes', () => {
+    const wrong = [...graph].flatMap(([file, targets]) =>
+      targets.flatMap((target) => {
+        const why = forbidden(file, target);
+        return why === null ? [] : [`${file} -> ${target}: ${why}`];
+      }),
+    );
+    assert.deepEqual(wrong, []);
+  });
+
+  test('no file imports itself through others', () => {
+    const state = new Map<string, 'open' | 'done'>();
+    const cycles: string[] = [];
+    const visit = (file: string, path: string[]) => {
+      if (state.get(file) === 'done') return;
+      if (state.get(file) === 'open') {
+        cycles.push([...path.slice(path.indexOf(file)), file].join(' -> '));
+        return;
+      }
+      state.set(file, 'open');
+      for (const target of graph.get(file) ?? []) visit(target, [...path, file]);
+      state.set(file, 'done');
+    };
+    for (const file of files) visit(file, []);
+    assert.deepEqual(cycles, []);
+  });
+
+  test('queries are written only in repositories and db/ (migrations included)', () => {
+    const queryBuilder =
+      /\.(selectFrom|selectNoFrom|insertInto|replaceInto|updateTable|deleteFrom|mergeInto)\(|\bsql(`|<|\.(raw|ref|lit|id|join|table|val)\()/;
+    const offenders = files
+      .filter((file) => !file.endsWith('.repository.ts') && areaOf(file) !== 'db')
+      .flatMap((file) => {
+        const lines = (text.get(file) ?? '').split('\n');
+        const calls = lines.flatMap((line, i) =>
+          queryBuilder.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : [],
+        );
+        // Types of Kysely are fine anywhere (a transaction is passed around); its values build queries.
+        const values = [
+          ...(text.get(file) ?? '').matchAll(/^import\s+(?!type\b)([^;]*?)\s+from\s+'kysely'/gm),
+        ]
+          .filter((match) => !/^\{(\s*type\s+\w+\s*,?)*\s*\}$/.test(match[1] as string))
+          .map(() => `${file}: imports values of kysely`);
+        return [...calls, ...values];
+      });
+    assert.deepEqual(offenders, []);
+  });
+});

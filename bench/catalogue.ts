@@ -379,6 +379,8 @@ export function* generate(plan: readonly BundlePlan[], seed: number): Generator<
           max_quantity: seeded.maxQuantity,
           readonly_quantity: seeded.readonlyQuantity,
           version: 1,
+          created_at: now,
+          updated_at: now,
         });
         rows.price_book_products.push({
           account_id: accountId,

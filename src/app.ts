@@ -1,4 +1,5 @@
 import { maxHeaderSize } from 'node:http';
+import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import scalar from '@scalar/fastify-api-reference';
@@ -92,6 +93,32 @@ export async function buildApp({ config, database }: AppOptions): Promise<App> {
   app.addHook('onSend', async (_request, reply) => {
     if (closing) reply.header('connection', 'close');
   });
+  // Off unless CORS_ORIGINS names origins: a browser app on another origin may then call the API with a key,
+  // and read the headers a client needs.
+  if (config.corsOrigins.length > 0) {
+    await app.register(cors, {
+      origin: config.corsOrigins,
+      methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+      allowedHeaders: [
+        'content-type',
+        'x-api-key',
+        'if-match',
+        'if-none-match',
+        'idempotency-key',
+        'x-request-id',
+      ],
+      exposedHeaders: [
+        'etag',
+        'location',
+        'x-request-id',
+        'ratelimit-limit',
+        'ratelimit-remaining',
+        'retry-after',
+        'idempotent-replayed',
+      ],
+      maxAge: 600,
+    });
+  }
   requireApiKey(app, database.db);
   rateLimitPerKey(app, config);
   refuseUnstorableText(app);

@@ -18,6 +18,8 @@ export const Config = Type.Object({
   detailsCacheBytes: Type.Integer({ minimum: 0 }),
   /** Days an event stays in the feed before it is purged. */
   eventsRetentionDays: Type.Integer({ minimum: 1, maximum: 3650 }),
+  /** Browser origins allowed to call the API across origins (CORS); none turns CORS off. */
+  corsOrigins: Type.Array(Type.String({ pattern: '^https?://[^/?#\\s]+$' })),
 });
 export type Config = Static<typeof Config>;
 
@@ -44,6 +46,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitBurst: rateBurst === undefined ? 200 : Number(rateBurst),
     detailsCacheBytes: detailsCacheBytes === undefined ? 32 * 1024 * 1024 : Number(detailsCacheBytes),
     eventsRetentionDays: retentionDays === undefined ? 30 : Number(retentionDays),
+    corsOrigins: (read('CORS_ORIGINS') ?? '')
+      .split(',')
+      .map((origin) => origin.trim())
+      .filter((origin) => origin !== ''),
   };
   const names: Record<string, string> = {
     port: 'PORT',
@@ -56,6 +62,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitBurst: 'RATE_LIMIT_BURST',
     detailsCacheBytes: 'DETAILS_CACHE_BYTES',
     eventsRetentionDays: 'EVENTS_RETENTION_DAYS',
+    corsOrigins: 'CORS_ORIGINS',
   };
   const [first] = Value.Errors(Config, candidate);
   if (first) {

@@ -20,6 +20,8 @@ export function toBundle(row: BundleRow, counts: OptionCounts = noOptions): Bund
     addOnOptionsCount: counts.addOn,
     header: { productId: row.header_product_id, properties: JSON.parse(row.header_properties) },
     clonedBundleTempName: row.cloned_bundle_temp_name,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
   };
 }
 
@@ -87,16 +89,19 @@ export async function countOptions(
 export interface PageRequest {
   afterId: string | null;
   isActive: boolean | undefined;
+  /** Only bundles whose header is this CRM product. */
+  productId: string | undefined;
   limit: number;
 }
 
 /**
  * One page of bundles after `afterId`, in id order. The predicate and order match the primary key
- * (account_id, id) or, filtered, the index (account_id, is_active, id), so every page is one index range scan
- * with no sort. Exported unexecuted so the plan can be checked.
+ * (account_id, id) or, filtered, the index (account_id, is_active, id) or (account_id, header_product_id, id), so
+ * every page is one index range scan with no sort. Exported unexecuted so the plan can be checked.
  */
 export function bundlePageQuery(db: Executor, accountId: string, page: PageRequest) {
   let query = db.selectFrom('bundles').selectAll().where('account_id', '=', accountId);
+  if (page.productId !== undefined) query = query.where('header_product_id', '=', page.productId);
   if (page.isActive !== undefined) query = query.where('is_active', '=', page.isActive);
   if (page.afterId !== null) query = query.where('id', '>', page.afterId);
   return query.orderBy('id').limit(page.limit);

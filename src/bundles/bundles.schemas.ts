@@ -1,5 +1,5 @@
 import { type Static, Type } from 'typebox';
-import { Id, Limit, Nullable, PathId, ProductId, Properties } from '../http/common-schemas.ts';
+import { Id, Limit, Nullable, PathId, ProductId, Properties, Timestamps } from '../http/common-schemas.ts';
 import { OptionCreateBody } from '../options/options.schemas.ts';
 
 export const BundleProduct = Type.Object(
@@ -15,6 +15,12 @@ export const Bundle = Type.Object({
   addOnOptionsCount: Type.Integer(),
   header: BundleProduct,
   clonedBundleTempName: Nullable(Type.String()),
+  createdAt: Timestamps.createdAt,
+  updatedAt: Type.With(Timestamps.updatedAt, {
+    description:
+      'When the bundle’s own fields (isActive, header, clonedBundleTempName) last changed (RFC 3339, UTC); ' +
+      'options added or removed change the counts and the ETag, not this',
+  }),
 });
 export type Bundle = Static<typeof Bundle>;
 
@@ -61,6 +67,11 @@ export const BundleListQuery = Type.Object(
       }),
     ),
     isActive: Type.Optional(Type.Boolean({ description: 'Only bundles with this isActive' })),
+    productId: Type.Optional(
+      Type.With(ProductId, {
+        description: 'Only bundles whose header is this CRM product (header.productId)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

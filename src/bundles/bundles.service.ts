@@ -2,11 +2,12 @@ import type { Db, Executor } from '../db/database.ts';
 import { type ExpectedVersions, lockBundle, lockRoot, type Versioned } from '../db/roots.ts';
 import type { EventType } from '../events/events.schemas.ts';
 import { recordEvent } from '../events/events.service.ts';
+import { decodeNextKey, encodeNextKey } from '../http/next-key.ts';
 import { newId } from '../ids.ts';
 import { copyOptions } from '../options/option-copy.ts';
 import { insertOption, optionCreateConflicts, optionCreateProblems } from '../options/option-create.ts';
 import { listOptionsOfBundle } from '../options/options.repository.ts';
-import { invalid, notFound, throwIfConflicts, throwIfProblems } from '../problems.ts';
+import { notFound, throwIfConflicts, throwIfProblems } from '../problems.ts';
 import {
   type BundleRow,
   countOptions,
@@ -82,37 +83,20 @@ export function getBundle(db: Db, accountId: string, bundleId: string): Promise<
   return readBundle(db, accountId, bundleId);
 }
 
-// The key is the last id of the page, base64url-encoded so clients treat it as opaque rather than build one.
-const keyedIdPattern = /^bnd_[0-9A-HJKMNP-TV-Z]{26}$/;
-
-function encodeNextKey(id: string): string {
-  return Buffer.from(id, 'utf8').toString('base64url');
-}
-
-function decodeNextKey(key: string): string {
-  const id = Buffer.from(key, 'base64url').toString('utf8');
-  if (!keyedIdPattern.test(id) || encodeNextKey(id) !== key) {
-    throw invalid('validation_failed', [
-      {
-        code: 'invalid_next_key',
-        in: 'query',
-        pointer: '/nextKey',
-        message: 'is not a key this service issued',
-      },
-    ]);
-  }
-  return id;
-}
-
 export async function listBundles(
   db: Db,
   accountId: string,
   query: BundleListQuery,
 ): Promise<{ bundles: Bundle[]; nextKey?: string }> {
   const limit = query.limit ?? 25;
-  const afterId = query.nextKey === undefined ? null : decodeNextKey(query.nextKey);
+  const afterId = query.nextKey === undefined ? null : decodeNextKey(query.nextKey, 'bundle');
   // One row past the page says whether another page exists, without counting.
-  const rows = await listBundlesAfter(db, accountId, { afterId, isActive: query.isActive, limit: limit + 1 });
+  const rows = await listBundlesAfter(db, accountId, {
+    afterId,
+    isActive: query.isActive,
+    productId: query.productId,
+    limit: limit + 1,
+  });
   const page = rows.slice(0, limit);
   const counts = await countOptions(
     db,

@@ -59,6 +59,8 @@ export interface OptionProductsTable {
   max_quantity: number | null;
   readonly_quantity: Bool | null;
   version: number;
+  created_at: string;
+  updated_at: string;
 }
 
 export interface PriceBooksTable {

@@ -72,4 +72,13 @@ export const Instant = Type.String({
   description: 'RFC 3339 date-time; stored and returned in UTC',
 });
 
+/** createdAt and updatedAt of a resource. */
+export const Timestamps = {
+  createdAt: Type.String({ format: 'date-time', description: 'When the record was created (RFC 3339, UTC)' }),
+  updatedAt: Type.String({
+    format: 'date-time',
+    description: 'When the record last changed (RFC 3339, UTC); equal to createdAt until then',
+  }),
+};
+
 export const Limit = Type.Integer({ minimum: 1, maximum: 100, default: 25, description: 'Page size, 1-100' });

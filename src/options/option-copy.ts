@@ -67,6 +67,8 @@ export async function copyOptions(
       bundle_id: target.bundleId,
       option_id: newOptionId(p.option_id),
       version: 1,
+      created_at: target.now,
+      updated_at: target.now,
     })),
   );
   const copiedBooks = bookRows.map((b) => ({

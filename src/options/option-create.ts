@@ -88,6 +88,7 @@ export function productRows(
   option: { bundleId: string; optionId: string },
   products: OptionProductInput[],
   firstDisplayOrder: number,
+  now: string,
 ): OptionProductRow[] {
   let next = firstDisplayOrder;
   return products.map((product) => {
@@ -105,6 +106,8 @@ export function productRows(
       max_quantity: product.configuration?.maxQuantity ?? null,
       readonly_quantity: product.configuration?.readonlyQuantity ?? null,
       version: 1,
+      created_at: now,
+      updated_at: now,
     };
   });
 }
@@ -143,7 +146,7 @@ export async function insertOption(
   await insertRows(
     tx,
     'option_products',
-    productRows(accountId, { bundleId, optionId: option.id }, body.products ?? [], 0),
+    productRows(accountId, { bundleId, optionId: option.id }, body.products ?? [], 0, now),
   );
   const priceBook = await insertPriceBook(
     tx,

@@ -20,6 +20,8 @@ export function toOption(row: OptionRow): BundleOption {
       defaultOptionProductId: row.default_option_product_id,
     },
     description: row.description,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
   };
 }
 
@@ -37,6 +39,8 @@ export function toOptionProduct(row: OptionProductRow): OptionProduct {
       maxQuantity: row.max_quantity,
       readonlyQuantity: row.readonly_quantity === null ? null : Boolean(row.readonly_quantity),
     },
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
   };
 }
 

@@ -5,6 +5,7 @@ import { expectedVersions, tagged, taggedWrite } from '../http/conditional.ts';
 import type { Routes } from '../http/routes.ts';
 import {
   BundleOption,
+  BundleOptionList,
   BundleOptionWithProducts,
   OptionClone,
   OptionCreateBody,
@@ -22,6 +23,7 @@ import {
   createOption,
   deleteOption,
   getOption,
+  listOptions,
   removeOptionProduct,
   updateOption,
   updateOptionProduct,
@@ -52,6 +54,23 @@ export const optionsRoutes: Routes = async (app, { db }) => {
       const option = tagged(reply, made.value.id, made);
       return reply.code(201).header('location', optionUrl(bundleId, option.id)).send(option);
     },
+  );
+
+  app.get(
+    '/bundles/:bundleId/options',
+    {
+      schema: {
+        operationId: 'listOptions',
+        summary: 'List the options of a bundle (plain form)',
+        description:
+          'Every option of the bundle in display order (displayOrder, then id), without products: read one ' +
+          'option for its products, or the bundle’s details for everything at once.',
+        tags,
+        params: BundlePath,
+        response: { 200: BundleOptionList },
+      },
+    },
+    async (request) => listOptions(db, request.account.id, request.params.bundleId),
   );
 
   app.get(

@@ -1,5 +1,5 @@
 import { type Static, Type } from 'typebox';
-import { Id, Nullable, PathId, ProductId, Properties } from '../http/common-schemas.ts';
+import { Id, Nullable, PathId, ProductId, Properties, Timestamps } from '../http/common-schemas.ts';
 import { PriceBook } from '../price-books/price-books.schemas.ts';
 
 const Count = Nullable(Type.Integer({ minimum: 0, maximum: 1_000_000 }));
@@ -42,6 +42,7 @@ export const OptionProduct = Type.Object({
   properties: Properties,
   displayOrder: Type.Integer(),
   configuration: ProductConfiguration,
+  ...Timestamps,
 });
 export type OptionProduct = Static<typeof OptionProduct>;
 
@@ -55,8 +56,18 @@ export const BundleOption = Type.Object({
   displayOrder: Type.Integer(),
   configuration: OptionConfiguration,
   description: Nullable(Type.String()),
+  createdAt: Timestamps.createdAt,
+  updatedAt: Type.With(Timestamps.updatedAt, {
+    description: 'When the option or any of its products last changed (RFC 3339, UTC)',
+  }),
 });
 export type BundleOption = Static<typeof BundleOption>;
+
+export const BundleOptionList = Type.Object({
+  options: Type.Array(BundleOption, {
+    description: 'Every option of the bundle, in displayOrder, then id (creation) order',
+  }),
+});
 
 export const BundleOptionWithProducts = Type.Object({
   ...BundleOption.properties,

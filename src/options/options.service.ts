@@ -1,3 +1,4 @@
+import { findBundle } from '../bundles/bundles.repository.ts';
 import type { Db, Executor } from '../db/database.ts';
 import { type ExpectedVersions, lockBundle, lockRoot, type Versioned } from '../db/roots.ts';
 import { recordEvent } from '../events/events.service.ts';
@@ -20,6 +21,7 @@ import {
   findOptionProduct,
   findOptionProductById,
   insertRows,
+  listOptionsOfBundle,
   listProductsOfOption,
   nextOptionDisplayOrder,
   nextProductDisplayOrder,
@@ -92,6 +94,15 @@ export async function createOption(
     await recordEvent(tx, accountId, 'option.created', value);
     return { value, version: option.version };
   });
+}
+
+export async function listOptions(
+  db: Db,
+  accountId: string,
+  bundleId: string,
+): Promise<{ options: BundleOption[] }> {
+  if (!(await findBundle(db, accountId, bundleId))) throw notFound('Bundle', bundleId);
+  return { options: (await listOptionsOfBundle(db, accountId, bundleId)).map(toOption) };
 }
 
 export async function getOption(
@@ -223,7 +234,12 @@ export async function addOptionProducts(
     const existing = await listProductsOfOption(tx, accountId, optionId);
     throwIfConflicts(productConflicts(products, new Set(existing.map((p) => p.product_id)), ''));
     const first = await nextProductDisplayOrder(tx, accountId, optionId);
-    await insertRows(tx, 'option_products', productRows(accountId, { bundleId, optionId }, products, first));
+    const now = option.updated_at;
+    await insertRows(
+      tx,
+      'option_products',
+      productRows(accountId, { bundleId, optionId }, products, first, now),
+    );
     return { value: await productsChanged(tx, accountId, bundleId, optionId), version: option.version };
   });
 }
@@ -269,6 +285,7 @@ export async function updateOptionProduct(
       readonly_quantity:
         given.readonlyQuantity === undefined ? current.readonly_quantity : given.readonlyQuantity,
       version: current.version + 1,
+      updated_at: option.updated_at,
     };
     await updateOptionProductRow(tx, accountId, current.id, updated);
     await productsChanged(tx, accountId, path.bundleId, path.optionId);

@@ -25,6 +25,8 @@ export function toPriceBook(row: PriceBookRow): PriceBook {
     isDeleted: Boolean(row.is_deleted),
     effectiveStartDate: row.effective_start_date,
     effectiveEndDate: row.effective_end_date,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
   };
 }
 
@@ -94,6 +96,35 @@ export async function findPriceBook(
     .where('account_id', '=', accountId)
     .where('id', '=', id)
     .executeTakeFirst();
+}
+
+/**
+ * One page of an option's price books, newest first, after (older than) `beforeId`: ids sort by creation, so the
+ * order is one range of the index (account_id, bundle_option_id, id) read backwards.
+ */
+export async function listPriceBooksOfOption(
+  db: Executor,
+  accountId: string,
+  page: { bundleOptionId: string; beforeId: string | null; limit: number },
+): Promise<PriceBookRow[]> {
+  let query = db
+    .selectFrom('price_books')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('bundle_option_id', '=', page.bundleOptionId);
+  if (page.beforeId !== null) query = query.where('id', '<', page.beforeId);
+  return query.orderBy('id', 'desc').limit(page.limit).execute();
+}
+
+/** Whether the account has this option, in any bundle. */
+export async function optionExists(db: Executor, accountId: string, optionId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('bundle_options')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .where('id', '=', optionId)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 export async function updatePriceBook(

@@ -7,6 +7,8 @@ import {
   CurrencyQuery,
   PriceBook,
   PriceBookCreateBody,
+  PriceBookListQuery,
+  PriceBookPage,
   PriceBookParams,
   PriceBookPatchBody,
   PriceBookProductParams,
@@ -27,6 +29,7 @@ import {
   getAdjustment,
   getPriceBook,
   getProductVariants,
+  listPriceBooks,
   patchPriceBook,
   putAdjustment,
   putPrices,
@@ -65,6 +68,24 @@ export const priceBooksRoutes: Routes = async (app, { db }) => {
       const book = tagged(reply, made.value.id, made);
       return reply.code(201).header('location', `/v1/pricebooks/${book.id}`).send(book);
     },
+  );
+
+  app.get(
+    '/pricebooks',
+    {
+      schema: {
+        operationId: 'listPriceBooks',
+        summary: 'List the price books of an option, newest first, a page at a time',
+        description:
+          'Every book the option ever had, deleted ones included (isDeleted true); its current one is the option’s ' +
+          'priceBookId. Keyset pagination, newest first: pass the nextKey of a page to read the next one; books ' +
+          'created while paging appear only on a new first page and never make a page skip or repeat one.',
+        tags,
+        querystring: PriceBookListQuery,
+        response: { 200: PriceBookPage, 422: RuleViolation },
+      },
+    },
+    async (request) => listPriceBooks(db, request.account.id, request.query),
   );
 
   app.get(

@@ -8,6 +8,7 @@ import {
   PathId,
   ProductId,
   Properties,
+  Timestamps,
 } from '../http/common-schemas.ts';
 import { Adjustment, MAX_VARIANT_ID_LENGTH, Money } from '../pricing/adjustment.schema.ts';
 
@@ -20,6 +21,10 @@ export const PriceBook = Type.Object({
   isDeleted: Type.Boolean(),
   effectiveStartDate: Nullable(Instant),
   effectiveEndDate: Nullable(Instant),
+  createdAt: Timestamps.createdAt,
+  updatedAt: Type.With(Timestamps.updatedAt, {
+    description: 'When the book or any of its entries last changed (RFC 3339, UTC)',
+  }),
 });
 export type PriceBook = Static<typeof PriceBook>;
 
@@ -41,6 +46,37 @@ export const PricedProduct = Type.Object({
   }),
 });
 export type PricedProduct = Static<typeof PricedProduct>;
+
+export const PriceBookListQuery = Type.Object(
+  {
+    bundleOptionId: Type.String({
+      minLength: 1,
+      maxLength: 100,
+      description:
+        'The option whose price books to list; one the account does not have is a 422 unknown_reference',
+    }),
+    limit: Type.Optional(Limit),
+    nextKey: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description:
+          'Opaque continuation key from the previous page; a key the server did not issue is a 400',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type PriceBookListQuery = Static<typeof PriceBookListQuery>;
+
+export const PriceBookPage = Type.Object({
+  priceBooks: Type.Array(PriceBook, {
+    description: 'Newest first (by creation), deleted books included with isDeleted true',
+  }),
+  nextKey: Type.Optional(
+    Type.String({ description: 'Present only when another page exists: pass it as nextKey to read it' }),
+  ),
+});
 
 export const PriceBookParams = Type.Object({ priceBookId: PathId('Price book id') });
 export const PriceBookProductParams = Type.Object({

@@ -2,6 +2,7 @@ import { toAdjustment, toStoredAdjustment, toStoredPrice } from '../catalogue/st
 import type { Db, Executor } from '../db/database.ts';
 import { type ExpectedVersions, lockRoot, type Versioned } from '../db/roots.ts';
 import { recordEvent } from '../events/events.service.ts';
+import { decodeNextKey, encodeNextKey } from '../http/next-key.ts';
 import { newId } from '../ids.ts';
 import { updateOptionRow } from '../options/options.repository.ts';
 import type { Adjustment } from '../pricing/adjustment.schema.ts';
@@ -26,7 +27,9 @@ import {
   findVariants,
   insertPriceBook,
   listEntries,
+  listPriceBooksOfOption,
   listPrices,
+  optionExists,
   type PriceBookRow,
   type PriceRow,
   toPriceBook,
@@ -39,6 +42,7 @@ import {
 import type {
   PriceBook,
   PriceBookCreateBody,
+  PriceBookListQuery,
   PriceBookPatchBody,
   PricedProduct,
   PricedProductsPage,
@@ -168,6 +172,35 @@ async function pricedProducts(
 export async function getPriceBook(db: Db, accountId: string, id: string): Promise<Versioned<PriceBook>> {
   const book = await readableBook(db, accountId, id);
   return { value: toPriceBook(book), version: book.version };
+}
+
+export async function listPriceBooks(
+  db: Db,
+  accountId: string,
+  query: PriceBookListQuery,
+): Promise<{ priceBooks: PriceBook[]; nextKey?: string }> {
+  const limit = query.limit ?? 25;
+  const beforeId = query.nextKey === undefined ? null : decodeNextKey(query.nextKey, 'priceBook');
+  if (!(await optionExists(db, accountId, query.bundleOptionId))) {
+    throw invalid('unknown_reference', [
+      {
+        code: 'unknown_reference',
+        in: 'query',
+        pointer: '/bundleOptionId',
+        message: `option ${query.bundleOptionId} does not exist`,
+      },
+    ]);
+  }
+  // One row past the page says whether another page exists, without counting.
+  const rows = await listPriceBooksOfOption(db, accountId, {
+    bundleOptionId: query.bundleOptionId,
+    beforeId,
+    limit: limit + 1,
+  });
+  const page = rows.slice(0, limit);
+  const priceBooks = page.map(toPriceBook);
+  const last = page.at(-1);
+  return rows.length > limit && last ? { priceBooks, nextKey: encodeNextKey(last.id) } : { priceBooks };
 }
 
 export async function createPriceBook(

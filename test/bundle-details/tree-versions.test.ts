@@ -108,7 +108,7 @@ describeEachDatabase('bundles.tree_version triggers', (ctx) => {
       await moves(id, () =>
         ctx.db
           .insertInto('option_products')
-          .values({ ...opp, readonly_quantity: null, version: 1 })
+          .values({ ...opp, readonly_quantity: null, version: 1, created_at: '', updated_at: '' })
           .execute(),
       ),
       tree,

@@ -58,7 +58,10 @@ describeEachDatabase('bundles', (ctx) => {
       addOnOptionsCount: 2,
       header: { productId: 'CRM-HDR', properties: { name: 'Laptop bundle', sku: null } },
       clonedBundleTempName: null,
+      createdAt: created.body.createdAt,
+      updatedAt: created.body.createdAt,
     });
+    assert.match(created.body.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
 
     const options = await ctx.db
       .selectFrom('bundle_options')
@@ -95,6 +98,8 @@ describeEachDatabase('bundles', (ctx) => {
           properties: { gb: '8' },
           displayOrder: 0,
           configuration: { minQuantity: 1, maxQuantity: 2, readonlyQuantity: null },
+          createdAt: created.body.createdAt,
+          updatedAt: created.body.createdAt,
         },
         {
           id: memory.products[1].id,
@@ -105,8 +110,12 @@ describeEachDatabase('bundles', (ctx) => {
           properties: {},
           displayOrder: 5,
           configuration: { minQuantity: null, maxQuantity: null, readonlyQuantity: null },
+          createdAt: created.body.createdAt,
+          updatedAt: created.body.createdAt,
         },
       ],
+      createdAt: created.body.createdAt,
+      updatedAt: created.body.createdAt,
     });
     for (const option of options) {
       const books = await ctx.db
@@ -219,6 +228,8 @@ describeEachDatabase('bundles', (ctx) => {
       addOnOptionsCount: 1,
       header: { productId: 'HDR-1', properties: { name: 'Header' } },
       clonedBundleTempName: null,
+      createdAt: bundle.createdAt,
+      updatedAt: bundle.updatedAt,
     });
     for (const id of ['bnd_01M7Z4FGHN62EHBXHK2BWGA38R', 'nope']) {
       const missing = await ctx.call('GET', `/v1/bundles/${id}`);
@@ -247,12 +258,21 @@ describeEachDatabase('bundles', (ctx) => {
     const { bundle } = await createBundle(ctx);
     const deactivated = await ctx.call('PATCH', `/v1/bundles/${bundle.id}`, { body: { isActive: false } });
     assert.equal(deactivated.status, 200);
-    assert.deepEqual(deactivated.body, { ...bundle, isActive: false });
+    // updatedAt moves on with each change; createdAt stays.
+    const { updatedAt } = deactivated.body;
+    assert.ok(updatedAt >= bundle.updatedAt, updatedAt);
+    assert.deepEqual(deactivated.body, { ...bundle, isActive: false, updatedAt });
 
     const named = await ctx.call('PATCH', `/v1/bundles/${bundle.id}`, {
       body: { clonedBundleTempName: 'Draft' },
     });
-    assert.deepEqual(named.body, { ...bundle, isActive: false, clonedBundleTempName: 'Draft' });
+    assert.ok(named.body.updatedAt >= updatedAt);
+    assert.deepEqual(named.body, {
+      ...bundle,
+      isActive: false,
+      clonedBundleTempName: 'Draft',
+      updatedAt: named.body.updatedAt,
+    });
 
     // Same product, new properties: not a new header product, so the temporary name stays.
     const sameProduct = await ctx.call('PATCH', `/v1/bundles/${bundle.id}`, {
@@ -270,6 +290,7 @@ describeEachDatabase('bundles', (ctx) => {
       isActive: false,
       header: { productId: 'HDR-2', properties: {} },
       clonedBundleTempName: null,
+      updatedAt: relinked.body.updatedAt,
     });
     assert.deepEqual((await ctx.call('GET', `/v1/bundles/${bundle.id}`)).body, relinked.body);
 
@@ -388,7 +409,10 @@ describeEachDatabase('bundles', (ctx) => {
       addOnOptionsCount: 1,
       header: bundle.header,
       clonedBundleTempName: `Copy of ${bundle.id}`,
+      createdAt: cloned.body.createdAt,
+      updatedAt: cloned.body.createdAt,
     });
+    assert.ok(cloned.body.createdAt >= bundle.createdAt);
 
     const source = await footprintOf(ctx, 'acme', { bundleId: bundle.id });
     const copy = await footprintOf(ctx, 'acme', { bundleId: copyId });
@@ -405,17 +429,22 @@ describeEachDatabase('bundles', (ctx) => {
       .orderBy('display_order')
       .execute();
     const [copyBase, copyExtras] = await Promise.all(copiedOptions.map((o) => readOption(ctx, copyId, o.id)));
+    // A copy is made now: its ids, places and instants are its own.
     const strip = (option: typeof base) => ({
       ...option,
       id: undefined,
       bundleId: undefined,
       priceBookId: undefined,
+      createdAt: undefined,
+      updatedAt: undefined,
       configuration: { ...option.configuration, defaultOptionProductId: undefined },
       products: option.products.map((p: typeof base) => ({
         ...p,
         id: undefined,
         bundleId: undefined,
         optionId: undefined,
+        createdAt: undefined,
+        updatedAt: undefined,
       })),
     });
     const sourceBase = await readOption(ctx, bundle.id, base.id);
@@ -614,10 +643,15 @@ describeEachDatabase('bundles', (ctx) => {
   });
 
   test('the page query is an index range scan in id order, with no sort, on any page', async () => {
-    for (const isActive of [undefined, true]) {
+    for (const [isActive, productId] of [
+      [undefined, undefined],
+      [true, undefined],
+      [undefined, 'P-1'],
+    ] as const) {
       const query = bundlePageQuery(ctx.db, 'acme', {
         afterId: 'bnd_01M7Z4FGHN62EHBXHK2BWGA38R',
         isActive,
+        productId,
         limit: 26,
       }).compile();
       if (ctx.dialect === 'sqlite') {
@@ -628,9 +662,11 @@ describeEachDatabase('bundles', (ctx) => {
         const details = plan.rows.map((r) => r.detail).join('\n');
         assert.match(
           details,
-          isActive === undefined
-            ? /SEARCH bundles USING (PRIMARY KEY|INDEX sqlite_autoindex_bundles_1)/
-            : /SEARCH bundles USING INDEX bundles_active_idx/,
+          productId !== undefined
+            ? /SEARCH bundles USING INDEX bundles_header_product_idx/
+            : isActive === undefined
+              ? /SEARCH bundles USING (PRIMARY KEY|INDEX sqlite_autoindex_bundles_1)/
+              : /SEARCH bundles USING INDEX bundles_active_idx/,
         );
         assert.doesNotMatch(details, /TEMP B-TREE/);
       } else {
@@ -642,7 +678,10 @@ describeEachDatabase('bundles', (ctx) => {
         const text = plan.rows.map((r) => r['QUERY PLAN']).join('\n');
         // Which of the two indexes serves the filter is the planner's call from table statistics; either
         // way it is a range scan in id order that stops at the limit.
-        assert.match(text, /Index Scan using bundles_(pk|active_idx)/);
+        assert.match(
+          text,
+          productId === undefined ? /Index Scan using bundles_(pk|active_idx)/ : /bundles_header_product_idx/,
+        );
         assert.doesNotMatch(text, /Sort/);
       }
     }

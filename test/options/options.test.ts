@@ -54,6 +54,8 @@ describeEachDatabase('options', (ctx) => {
       displayOrder: 2,
       configuration: { minCount: null, maxCount: null, defaultOptionProductId: null },
       description: null,
+      createdAt: created.body.createdAt,
+      updatedAt: created.body.createdAt,
     });
     const book = await ctx.db
       .selectFrom('price_books')
@@ -94,6 +96,8 @@ describeEachDatabase('options', (ctx) => {
       displayOrder: 7,
       configuration: { minCount: 0, maxCount: 3, defaultOptionProductId: null },
       description: 'Pick a plan',
+      createdAt: created.body.createdAt,
+      updatedAt: created.body.createdAt,
     });
     const next = await ctx.call('POST', `/v1/bundles/${bundle.id}/options`, { body: { name: 'After' } });
     assert.equal(next.body.displayOrder, 8);
@@ -195,7 +199,13 @@ describeEachDatabase('options', (ctx) => {
 
     const renamed = await ctx.call('PUT', url, { body: { name: 'Core', displayOrder: 9 } });
     assert.equal(renamed.status, 200);
-    assert.deepEqual(renamed.body, { ...plain, name: 'Core', displayOrder: 9 });
+    assert.ok(renamed.body.updatedAt >= plain.updatedAt);
+    assert.deepEqual(renamed.body, {
+      ...plain,
+      name: 'Core',
+      displayOrder: 9,
+      updatedAt: renamed.body.updatedAt,
+    });
 
     const configured = await ctx.call('PUT', url, {
       body: { description: null, configuration: { maxCount: 2, defaultOptionProductId: products[1].id } },
@@ -207,6 +217,7 @@ describeEachDatabase('options', (ctx) => {
       displayOrder: 9,
       description: null,
       configuration: { minCount: 1, maxCount: 2, defaultOptionProductId: products[1].id },
+      updatedAt: configured.body.updatedAt,
     });
     const retyped = await ctx.call('PUT', url, {
       body: { type: 'ADD_ON', configuration: { minCount: null } },
@@ -351,7 +362,11 @@ describeEachDatabase('options', (ctx) => {
         ...p,
         id: option.products[i].id,
         optionId: option.id,
+        createdAt: option.createdAt,
+        updatedAt: option.createdAt,
       })),
+      createdAt: option.createdAt,
+      updatedAt: option.createdAt,
     });
     for (const [i, product] of option.products.entries()) {
       assert.match(product.id, optionProductId);
@@ -366,6 +381,8 @@ describeEachDatabase('options', (ctx) => {
       isDeleted: false,
       effectiveStartDate: null,
       effectiveEndDate: null,
+      createdAt: option.createdAt,
+      updatedAt: option.createdAt,
     });
     assert.notEqual(priceBook.id, base.priceBookId);
     assert.deepEqual(await readOption(ctx, bundle.id, option.id), option);
@@ -476,7 +493,10 @@ describeEachDatabase('options', (ctx) => {
       properties: { size: 'XL' },
       displayOrder: 2,
       configuration: { minQuantity: null, maxQuantity: 4, readonlyQuantity: null },
+      createdAt: xl.createdAt,
+      updatedAt: xl.createdAt,
     });
+    assert.ok(xl.createdAt >= base.products[0].createdAt);
     assert.equal(medium.displayOrder, 0);
     assert.equal(xxl.displayOrder, 3);
     // displayOrder, then id: BASE-S and BASE-M share 0, and BASE-S is older.
@@ -546,9 +566,11 @@ describeEachDatabase('options', (ctx) => {
       ...small,
       properties: { size: 'S', color: 'red' },
       configuration: { minQuantity: 1, maxQuantity: 20, readonlyQuantity: false },
+      updatedAt: changed.body.updatedAt,
     });
+    assert.ok(changed.body.updatedAt >= small.updatedAt);
     const moved = await ctx.call('PUT', url, { body: { displayOrder: 5 } });
-    assert.deepEqual(moved.body, { ...changed.body, displayOrder: 5 });
+    assert.deepEqual(moved.body, { ...changed.body, displayOrder: 5, updatedAt: moved.body.updatedAt });
     const read = await readOption(ctx, bundle.id, base.id);
     assert.deepEqual(
       read.products.map((p: { productId: string }) => p.productId),

@@ -19,6 +19,8 @@ describeEachDatabase('price books', (ctx) => {
       isDeleted: false,
       effectiveStartDate: null,
       effectiveEndDate: null,
+      createdAt: option.createdAt,
+      updatedAt: res.body.updatedAt,
     });
   });
 
@@ -55,6 +57,8 @@ describeEachDatabase('price books', (ctx) => {
       isDeleted: false,
       effectiveStartDate: '2025-03-01T00:00:00.000Z',
       effectiveEndDate: '2025-06-01T00:00:00.000Z',
+      createdAt: res.body.createdAt,
+      updatedAt: res.body.createdAt,
     });
     assert.deepEqual((await ctx.call('GET', res.headers.location as string)).body, res.body);
     assert.equal((await readOption(ctx, bundle.id, option.id)).priceBookId, res.body.id);
@@ -132,7 +136,10 @@ describeEachDatabase('price books', (ctx) => {
       isDeleted: false,
       effectiveStartDate: '2025-01-01T00:00:00.500Z',
       effectiveEndDate: null,
+      createdAt: options[0].createdAt,
+      updatedAt: first.body.updatedAt,
     });
+    assert.ok(first.body.updatedAt >= first.body.createdAt);
     const second = await ctx.call('PATCH', url, {
       body: { name: 'Renamed', effectiveEndDate: '2026-01-01T00:00:00Z' },
     });
@@ -141,9 +148,15 @@ describeEachDatabase('price books', (ctx) => {
       ...first.body,
       name: 'Renamed',
       effectiveEndDate: '2026-01-01T00:00:00.000Z',
+      updatedAt: second.body.updatedAt,
     });
     const cleared = await ctx.call('PATCH', url, { body: { description: null, effectiveStartDate: null } });
-    assert.deepEqual(cleared.body, { ...second.body, description: null, effectiveStartDate: null });
+    assert.deepEqual(cleared.body, {
+      ...second.body,
+      description: null,
+      effectiveStartDate: null,
+      updatedAt: cleared.body.updatedAt,
+    });
     assert.deepEqual((await ctx.call('GET', url)).body, cleared.body);
   });
 

@@ -34,6 +34,9 @@ export function describeLimits(config: Config): string {
     `- Request body: at most ${config.bodyLimit} bytes (413 payload_too_large above), UTF-8, arrays and objects ` +
       `nested at most ${MAX_JSON_DEPTH} deep; text with U+0000 or a lone surrogate is refused, never rewritten.`,
     `- Request line and headers: at most ${maxHeaderSize} bytes together (431 headers_too_large above).`,
+    `- Time to send a request: the headers within ${config.headersTimeoutMs} ms, the whole request within ` +
+      `${config.requestTimeoutMs} ms (408 request_timeout, connection closed); idle kept-alive connections ` +
+      `close after ${config.keepAliveTimeoutMs} ms.`,
     `- Problems: \`errors\` lists at most ${MAX_PROBLEM_ITEMS} items; \`errorCount\` gives the total.`,
     `- Page size (\`limit\`): ${range(Limit)}, default ${(Limit as { default?: number }).default}.`,
     `- \`bundleIds\` of bundles-details: 1-${MAX_BUNDLE_IDS} ids per request; \`properties\`: at most ` +

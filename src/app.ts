@@ -55,6 +55,15 @@ export async function buildApp({ config, database }: AppOptions): Promise<App> {
       redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization'], censor: '[redacted]' },
     },
     bodyLimit: config.bodyLimit,
+    // Without these a client sending a byte every few seconds holds its connection (and a descriptor) for ever.
+    // Node enforces the header and request timeouts on a timer; checking every second keeps them close to exact.
+    http: {
+      headersTimeout: config.headersTimeoutMs,
+      requestTimeout: config.requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs),
+    },
+    requestTimeout: config.requestTimeoutMs,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
     // An incoming x-request-id is kept when it is safe to log and echo; otherwise we make our own.
     genReqId: (request) => {

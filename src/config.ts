@@ -20,6 +20,14 @@ export const Config = Type.Object({
   eventsRetentionDays: Type.Integer({ minimum: 1, maximum: 3650 }),
   /** Browser origins allowed to call the API across origins (CORS); none turns CORS off. */
   corsOrigins: Type.Array(Type.String({ pattern: '^https?://[^/?#\\s]+$' })),
+  /** Milliseconds a client has to send the request line and headers. */
+  headersTimeoutMs: Type.Integer({ minimum: 1 }),
+  /** Milliseconds a client has to send a whole request, headers and body. */
+  requestTimeoutMs: Type.Integer({ minimum: 1 }),
+  /** Milliseconds an idle kept-alive connection stays open. */
+  keepAliveTimeoutMs: Type.Integer({ minimum: 1 }),
+  /** Milliseconds shutdown waits for requests in flight before it closes every connection. */
+  shutdownGraceMs: Type.Integer({ minimum: 0 }),
 });
 export type Config = Static<typeof Config>;
 
@@ -29,23 +37,25 @@ export class ConfigError extends Error {}
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // A variable set to the empty string counts as unset, as `PORT= cpq serve` means.
   const read = (name: string) => (env[name] === '' ? undefined : env[name]);
-  const port = read('PORT');
-  const bodyLimit = read('BODY_LIMIT');
-  const ratePerSecond = read('RATE_LIMIT_PER_SECOND');
-  const rateBurst = read('RATE_LIMIT_BURST');
-  const detailsCacheBytes = read('DETAILS_CACHE_BYTES');
-  const retentionDays = read('EVENTS_RETENTION_DAYS');
+  const number = (name: string, fallback: number) => {
+    const value = read(name);
+    return value === undefined ? fallback : Number(value);
+  };
   const candidate = {
-    port: port === undefined ? 3000 : Number(port),
+    port: number('PORT', 3000),
     host: read('HOST') ?? '127.0.0.1',
     databaseUrl: read('DATABASE_URL') ?? null,
     sqlitePath: read('SQLITE_PATH') ?? './data/cpq.sqlite',
     logLevel: read('LOG_LEVEL') ?? 'info',
-    bodyLimit: bodyLimit === undefined ? 1024 * 1024 : Number(bodyLimit),
-    rateLimitPerSecond: ratePerSecond === undefined ? 100 : Number(ratePerSecond),
-    rateLimitBurst: rateBurst === undefined ? 200 : Number(rateBurst),
-    detailsCacheBytes: detailsCacheBytes === undefined ? 32 * 1024 * 1024 : Number(detailsCacheBytes),
-    eventsRetentionDays: retentionDays === undefined ? 30 : Number(retentionDays),
+    bodyLimit: number('BODY_LIMIT', 1024 * 1024),
+    rateLimitPerSecond: number('RATE_LIMIT_PER_SECOND', 100),
+    rateLimitBurst: number('RATE_LIMIT_BURST', 200),
+    detailsCacheBytes: number('DETAILS_CACHE_BYTES', 32 * 1024 * 1024),
+    eventsRetentionDays: number('EVENTS_RETENTION_DAYS', 30),
+    headersTimeoutMs: number('HEADERS_TIMEOUT_MS', 10_000),
+    requestTimeoutMs: number('REQUEST_TIMEOUT_MS', 30_000),
+    keepAliveTimeoutMs: number('KEEP_ALIVE_TIMEOUT_MS', 5_000),
+    shutdownGraceMs: number('SHUTDOWN_GRACE_MS', 10_000),
     corsOrigins: (read('CORS_ORIGINS') ?? '')
       .split(',')
       .map((origin) => origin.trim())
@@ -63,11 +73,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     detailsCacheBytes: 'DETAILS_CACHE_BYTES',
     eventsRetentionDays: 'EVENTS_RETENTION_DAYS',
     corsOrigins: 'CORS_ORIGINS',
+    headersTimeoutMs: 'HEADERS_TIMEOUT_MS',
+    requestTimeoutMs: 'REQUEST_TIMEOUT_MS',
+    keepAliveTimeoutMs: 'KEEP_ALIVE_TIMEOUT_MS',
+    shutdownGraceMs: 'SHUTDOWN_GRACE_MS',
   };
   const [first] = Value.Errors(Config, candidate);
   if (first) {
     const field = first.instancePath.split('/')[1] ?? '';
     throw new ConfigError(`${names[field] ?? field} is not valid: ${first.message}`);
+  }
+  if (candidate.headersTimeoutMs > candidate.requestTimeoutMs) {
+    throw new ConfigError('HEADERS_TIMEOUT_MS is not valid: must not be above REQUEST_TIMEOUT_MS');
   }
   return candidate as Config;
 }

@@ -4,8 +4,8 @@ import { connect } from './db/connect.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { scheduleEventPurge } from './events/events.service.ts';
 
-/** Starts the service and stops it cleanly on SIGTERM or SIGINT: no new connections, in-flight requests finish,
- * then the database closes. */
+/** Starts the service and stops it cleanly on SIGTERM or SIGINT: no new connections, in-flight requests finish
+ * within the grace period, then the database closes. */
 export async function serve(config: Config): Promise<void> {
   let app: App | undefined;
   const database = connect({
@@ -36,12 +36,25 @@ export async function serve(config: Config): Promise<void> {
     if (stopping) return;
     stopping = true;
     started.log.info({ signal }, 'shutting down: finishing requests in flight');
+    // Idle connections close at once (Fastify's forceCloseConnections). A client that stalls mid-request, or a
+    // request that runs long, keeps its connection only for the grace period; then every connection is cut and
+    // the stop completes as usual.
+    const grace = setTimeout(() => {
+      started.log.warn(
+        { graceMs: config.shutdownGraceMs },
+        'shutdown grace period over: closing every connection',
+      );
+      started.server.closeAllConnections();
+    }, config.shutdownGraceMs);
+    grace.unref();
+    // Only a stop that hangs after the connections are gone (a database that never answers) ends here.
     const forced = setTimeout(() => {
       started.log.error('shutdown took too long; exiting');
       process.exit(1);
-    }, 25_000);
+    }, config.shutdownGraceMs + 15_000);
     forced.unref();
     await started.close();
+    clearTimeout(grace);
     await stopPurge();
     await database.db.destroy();
     started.log.info('stopped');

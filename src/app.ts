@@ -9,7 +9,9 @@ import { describeLimits } from './api-limits.ts';
 import { bundleDetailsRoutes } from './bundle-details/bundle-details.routes.ts';
 import { bundlesRoutes } from './bundles/bundles.routes.ts';
 import type { Config } from './config.ts';
-import { type DatabaseHandle, ping } from './db/connect.ts';
+import type { DatabaseHandle } from './db/connect.ts';
+import { type Unavailability, unavailability } from './db/errors.ts';
+import { checkStore } from './db/store-check.ts';
 import { eventsRoutes } from './events/events.routes.ts';
 import { isApiRoute, needsWriteAccess, requireApiKey } from './http/auth.ts';
 import { Problem, ProblemRef, withErrorResponses } from './http/common-schemas.ts';
@@ -45,6 +47,9 @@ type OpenApiPaths = {
     Record<string, { 'x-optional-body'?: boolean; requestBody?: { required?: boolean } }>
   >;
 };
+
+/** How long /readyz reports a fault of the store that a request met. */
+const STORE_FAULT_MEMORY_MS = 10_000;
 
 const requestIdPattern = /^[\w.:@-]{1,128}$/;
 
@@ -191,12 +196,22 @@ export async function buildApp({ config, database }: AppOptions): Promise<App> {
     },
     async () => ({ status: 'ok' as const }),
   );
+  // A fault of the store that a request met, which the check of /readyz may not meet itself: a full disk shows
+  // only when a write needs room.
+  let storeFault: { reason: string; at: number } | undefined;
+  app.addHook('onError', async (_request, _reply, error) => {
+    const fault = unavailability(error);
+    if (fault?.store) storeFault = { reason: fault.reason, at: Date.now() };
+  });
   app.get(
     '/readyz',
     {
       schema: {
         tags: ['operations'],
-        summary: 'The database answers (no key needed); 503 while it does not',
+        summary: 'The database can be read and written (no key needed); 503 saying why while it cannot',
+        description:
+          'Ready when every table is there and a write commits, and no request met a fault of the store (full, ' +
+          `read-only, tables missing) in the last ${STORE_FAULT_MEMORY_MS / 1000} s.`,
         response: {
           200: Type.Object({
             status: Type.Literal('ready'),
@@ -206,12 +221,18 @@ export async function buildApp({ config, database }: AppOptions): Promise<App> {
         },
       },
     },
-    async () => {
+    async (request) => {
+      let fault: Unavailability | undefined;
       try {
-        await ping(db);
-      } catch {
-        throw new AppError('service_unavailable', 'The database cannot be reached');
+        fault = await checkStore(db);
+      } catch (error) {
+        request.log.error({ err: error }, 'the readiness check failed');
+        fault = { reason: 'the database failed the readiness check', store: false };
       }
+      const recent =
+        storeFault && Date.now() - storeFault.at < STORE_FAULT_MEMORY_MS ? storeFault : undefined;
+      const reason = fault?.reason ?? recent?.reason;
+      if (reason !== undefined) throw new AppError('service_unavailable', `Not ready: ${reason}`);
       return { status: 'ready' as const, database: database.dialect };
     },
   );

@@ -1,30 +1,51 @@
 import { type App, buildApp } from './app.ts';
 import type { Config } from './config.ts';
-import { connect } from './db/connect.ts';
+import { connect, type DatabaseHandle } from './db/connect.ts';
+import { unavailability } from './db/errors.ts';
 import { migrateToLatest } from './db/migrate.ts';
+import { checkStore } from './db/store-check.ts';
 import { scheduleEventPurge } from './events/events.service.ts';
+
+function refused(at: string, reason: string): Error {
+  return new Error(`the database at ${at} cannot be used: ${reason}`);
+}
+
+/** A fault of the store met while starting becomes the one line start-up gives up with; other errors pass. */
+function startFailure(at: string, error: unknown): unknown {
+  const fault = unavailability(error);
+  return fault?.store ? refused(at, fault.reason) : error;
+}
 
 /** Starts the service and stops it cleanly on SIGTERM or SIGINT: no new connections, in-flight requests finish
  * within the grace period, then the database closes. */
 export async function serve(config: Config): Promise<void> {
   let app: App | undefined;
-  const database = connect({
-    databaseUrl: config.databaseUrl,
-    sqlitePath: config.sqlitePath,
-    onPoolError: (error) => app?.log.warn({ err: error }, 'database connection lost'),
-  });
+  let database: DatabaseHandle;
+  try {
+    database = connect({
+      databaseUrl: config.databaseUrl,
+      sqlitePath: config.sqlitePath,
+      onPoolError: (error) => app?.log.warn({ err: error }, 'database connection lost'),
+    });
+  } catch (error) {
+    // SQLite opens the file here: a read-only folder fails at once.
+    throw startFailure(config.sqlitePath, error);
+  }
   const started = await buildApp({ config, database });
   app = started;
   let address: string;
 
   try {
     await migrateToLatest(database.db, (migration) => started.log.info({ migration }, 'migration applied'));
+    // A store that cannot be written would start, say ready, and answer every write 503.
+    const fault = await checkStore(database.db);
+    if (fault) throw refused(database.description, fault.reason);
     address = await started.listen({ port: config.port, host: config.host });
   } catch (error) {
     // Nothing may keep the process alive after a failed start (an open pool would, for its idle timeout).
     await started.close();
     await database.db.destroy();
-    throw error;
+    throw startFailure(database.description, error);
   }
 
   const stopPurge = scheduleEventPurge(database.db, config.eventsRetentionDays, (error) =>

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database, Db, Dialect } from './database.ts';
 import { DatabaseUnavailableError } from './errors.ts';
@@ -79,9 +79,4 @@ export function connect(options: ConnectOptions): DatabaseHandle {
     dialect: 'sqlite',
     description: options.sqlitePath,
   };
-}
-
-/** One round trip to the database: throws when it cannot be reached. */
-export async function ping(db: Db): Promise<void> {
-  await sql`select 1`.execute(db);
 }

@@ -144,6 +144,20 @@ export interface Database {
   events: EventsTable;
 }
 
+/** Every table, checked against Database by the compiler: /readyz and start-up look for each of them. */
+export const tableNames = Object.keys({
+  api_keys: true,
+  bundles: true,
+  bundle_options: true,
+  option_products: true,
+  price_books: true,
+  price_book_products: true,
+  price_book_prices: true,
+  product_variants: true,
+  idempotency_keys: true,
+  events: true,
+} satisfies Record<keyof Database, true>) as (keyof Database)[];
+
 export type Db = Kysely<Database>;
 /** A connection or an open transaction: repositories take either, services decide which. */
 export type Executor = Kysely<Database> | Transaction<Database>;

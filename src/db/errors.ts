@@ -36,15 +36,66 @@ const unavailableMessages = [
   'Query read timeout',
 ];
 
-export function isDatabaseUnavailable(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  if (error instanceof DatabaseUnavailableError) return true;
+// SQLite result codes, as node:sqlite reports them in `errcode`; the low byte is the primary code of an extended
+// one (1544 is SQLITE_READONLY_DIRECTORY).
+const SQLITE_BUSY = 5;
+const SQLITE_LOCKED = 6;
+const SQLITE_READONLY = 8;
+const SQLITE_IOERR = 10;
+const SQLITE_FULL = 13;
+const SQLITE_CANTOPEN = 14;
+
+export interface Unavailability {
+  /** Why, in words fit for a client and for /readyz. */
+  reason: string;
+  /**
+   * A fault of the store itself (full, read-only, tables missing) rather than of the way to it or of a lock
+   * held a moment: it lasts until an operator mends it, and a probe may not see it (a full disk shows only when
+   * a write needs room).
+   */
+  store: boolean;
+}
+
+const unreachable: Unavailability = { reason: 'the database cannot be reached', store: false };
+const missingTables: Unavailability = { reason: 'tables of the database are missing', store: true };
+
+/**
+ * Why the database cannot serve a request now; undefined for a fault of the request or of the service. The
+ * request may be retried once the database, or an operator, mends it: 503 with Retry-After, never 500.
+ */
+export function unavailability(error: unknown): Unavailability | undefined {
+  if (!(error instanceof Error)) return undefined;
+  if (error instanceof DatabaseUnavailableError) return unreachable;
   const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string' && (unavailableCodes.has(code) || code.startsWith('08'))) return true;
-  if (unavailableMessages.some((m) => error.message.includes(m))) return true;
-  const errno = (error as { errcode?: unknown }).errcode;
-  // node:sqlite reports SQLITE_BUSY (5) and SQLITE_LOCKED (6) as numeric errcodes
-  return errno === 5 || errno === 6;
+  if (typeof code === 'string') {
+    if (unavailableCodes.has(code) || code.startsWith('08')) return unreachable;
+    // Class 53, insufficient resources: disk full (53100), out of memory (53200).
+    if (code.startsWith('53')) return { reason: 'the database is out of storage', store: true };
+    // read_only_sql_transaction: a standby, or a server set to read only.
+    if (code === '25006') return { reason: 'the database is read-only', store: true };
+    // undefined_table: once migrated every table exists, so a missing one means the database was recreated or
+    // damaged under the running service (a query of ours naming a wrong table would fail every test).
+    if (code === '42P01') return missingTables;
+  }
+  const errcode = (error as { errcode?: unknown }).errcode;
+  if (typeof errcode === 'number') {
+    switch (errcode & 0xff) {
+      case SQLITE_BUSY:
+      case SQLITE_LOCKED:
+        return { reason: 'the database is busy', store: false };
+      case SQLITE_READONLY:
+        return { reason: 'the database is read-only', store: true };
+      case SQLITE_FULL:
+        return { reason: 'the database storage is full', store: true };
+      case SQLITE_IOERR:
+      case SQLITE_CANTOPEN:
+        return { reason: 'the database storage cannot be read or written', store: true };
+    }
+    // SQLite's counterpart of undefined_table has only the generic code.
+    if (error.message.startsWith('no such table')) return missingTables;
+  }
+  if (unavailableMessages.some((m) => error.message.includes(m))) return unreachable;
+  return undefined;
 }
 
 /**

@@ -101,6 +101,12 @@ class WriteLockingDriver extends SqliteDriver {
       this.#raw.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
     }
   }
+
+  // SQLite ends a transaction by itself on some faults (a full disk, an I/O error); a ROLLBACK then would fail
+  // with "no transaction is active" and hide the fault that matters.
+  override async rollbackTransaction(connection: DatabaseConnection) {
+    if (this.#raw.isTransaction) await super.rollbackTransaction(connection);
+  }
 }
 
 /** Kysely's SQLite dialect over node:sqlite, its write transactions taking the write lock as they begin. */

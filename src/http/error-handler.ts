@@ -1,7 +1,7 @@
 import { maxHeaderSize, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isDatabaseUnavailable, StaleVersionError } from '../db/errors.ts';
+import { StaleVersionError, unavailability } from '../db/errors.ts';
 import { newId } from '../ids.ts';
 import {
   AppError,
@@ -165,8 +165,10 @@ function classify(error: FastifyError, request: FastifyRequest): Classified {
       };
   }
   if (error instanceof StaleVersionError) return { code: 'precondition_failed', detail: error.message };
-  if (isDatabaseUnavailable(error)) {
-    return { code: 'service_unavailable', detail: 'The database cannot be reached; try again shortly' };
+  const fault = unavailability(error);
+  if (fault) {
+    const reason = fault.reason.charAt(0).toUpperCase() + fault.reason.slice(1);
+    return { code: 'service_unavailable', detail: `${reason}; try again shortly` };
   }
   const status = error.statusCode ?? 500;
   const mapped = fastifyStatusCodes[status] ?? (status >= 400 && status < 500 ? 'bad_request' : undefined);

@@ -43,13 +43,14 @@ const catalogue = [
 ];
 
 describeEachDatabase('500s on every route show no SQL, stack or path', (ctx) => {
-  test('with every catalogue table gone, each operation of /openapi.json answers a bare 500 problem', async () => {
+  test('with a column of every catalogue table gone, each operation of /openapi.json answers a bare 500 problem', async () => {
     await ctx.app.ready();
     const document = ctx.app.swagger() as unknown as OpenApiDocument;
     const resolve = resolverOf(document);
-    // Renamed rather than dropped, so the keys still work and every query of a handler fails in the database.
+    // A column renamed in every catalogue table, so the keys still work and every query of a handler fails in the
+    // database. A missing table would not do: that is a fault of the store, answered 503 (test/ops/store-faults).
     for (const table of catalogue)
-      await sql.raw(`alter table ${table} rename to ${table}_gone`).execute(ctx.db);
+      await sql.raw(`alter table ${table} rename column account_id to account_id_gone`).execute(ctx.db);
     const failures: string[] = [];
     let failed = 0;
     for (const operation of operationsOf(document)) {

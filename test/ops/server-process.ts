@@ -54,7 +54,8 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
   };
 
   try {
-    await waitForLog((line) => line.msg === 'cpq is ready');
+    // Generous: on a loaded machine loading the modules alone has taken over 15 s.
+    await waitForLog((line) => line.msg === 'cpq is ready', 60_000);
   } catch (error) {
     // A server that was slow to start would otherwise live on, unowned, and keep the test process from exiting.
     child.kill('SIGKILL');

@@ -42,6 +42,13 @@ export function describeLimits(config: Config): string {
     `- \`bundleIds\` of bundles-details: 1-${MAX_BUNDLE_IDS} ids per request; \`properties\`: at most ` +
       `${MAX_PROPERTY_NAMES} names, each 1-${MAX_PROPERTY_NAME_LENGTH} characters.`,
     `- Quotes: 1-${MAX_QUOTE_BUNDLES} bundles, at most ${MAX_QUOTE_LINES} products in all.`,
+    `- Size of an answer: bundle details of at most ${config.answerMaxBytes} bytes of JSON (ANSWER_MAX_BYTES), ` +
+      'counted while the answer is built; over it, 422 answer_too_large before the rest is built: ask for fewer ' +
+      'bundles or properties.',
+    `- Large answers at once: bundle details built and quote catalogues loaded, ${config.heavyAnswersAtOnce} at ` +
+      `a time per server process (HEAVY_ANSWERS_AT_ONCE), ${config.heavyAnswersQueued} more waiting their turn ` +
+      '(HEAVY_ANSWERS_QUEUED); beyond that, 503 service_unavailable with Retry-After. Answers served from the ' +
+      'cache and other requests do not wait.',
     `- Option products added per request: ${range(OptionProductsAddBody)}; prices written per request: ` +
       `${range(PricesPutBody)}; products whose prices are deleted per request: ${range(PricesDeleteBody)}.`,
     `- Product variant tables: at most ${MAX_DYNAMIC_VARIANTS} dynamic variants; a variant id has 1-` +

@@ -22,6 +22,7 @@ import {
   registerErrorHandling,
   schemaErrorFormatter,
 } from './http/error-handler.ts';
+import { type AnswerLimits, answerLimits } from './http/heavy-answers.ts';
 import { idempotencyKeys } from './http/idempotency.ts';
 import { registerJsonBody } from './http/json-body.ts';
 import { rateLimitPerKey } from './http/rate-limit.ts';
@@ -37,6 +38,8 @@ import { quotesRoutes } from './quotes/quotes.routes.ts';
 export interface AppOptions {
   config: Config;
   database: DatabaseHandle;
+  /** Made from config when not given; a test gives its own to hold places in the gate. */
+  answers?: AnswerLimits;
 }
 
 export type App = FastifyInstance;
@@ -53,7 +56,11 @@ const STORE_FAULT_MEMORY_MS = 10_000;
 
 const requestIdPattern = /^[\w.:@-]{1,128}$/;
 
-export async function buildApp({ config, database }: AppOptions): Promise<App> {
+export async function buildApp({
+  config,
+  database,
+  answers = answerLimits(config),
+}: AppOptions): Promise<App> {
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -252,7 +259,7 @@ export async function buildApp({ config, database }: AppOptions): Promise<App> {
         quotesRoutes,
         eventsRoutes,
       ]) {
-        await v1.register(routes, { db, config });
+        await v1.register(routes, { db, config, answers });
       }
     },
     { prefix: '/v1' },

@@ -26,6 +26,11 @@ export const Config = Type.Object({
   requestTimeoutMs: Type.Integer({ minimum: 1 }),
   /** Milliseconds an idle kept-alive connection stays open. */
   keepAliveTimeoutMs: Type.Integer({ minimum: 1 }),
+  /** Largest answer, in bytes of JSON, a request may have built (bundle details). */
+  answerMaxBytes: Type.Integer({ minimum: 1024 }),
+  /** Large answers (bundle details, quote catalogues) built at once, and how many more may wait. */
+  heavyAnswersAtOnce: Type.Integer({ minimum: 1 }),
+  heavyAnswersQueued: Type.Integer({ minimum: 0 }),
   /** Milliseconds shutdown waits for requests in flight before it closes every connection. */
   shutdownGraceMs: Type.Integer({ minimum: 0 }),
 });
@@ -60,6 +65,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .split(',')
       .map((origin) => origin.trim())
       .filter((origin) => origin !== ''),
+    answerMaxBytes: number('ANSWER_MAX_BYTES', 32 * 1024 * 1024),
+    heavyAnswersAtOnce: number('HEAVY_ANSWERS_AT_ONCE', 2),
+    heavyAnswersQueued: number('HEAVY_ANSWERS_QUEUED', 32),
   };
   const names: Record<string, string> = {
     port: 'PORT',
@@ -77,6 +85,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestTimeoutMs: 'REQUEST_TIMEOUT_MS',
     keepAliveTimeoutMs: 'KEEP_ALIVE_TIMEOUT_MS',
     shutdownGraceMs: 'SHUTDOWN_GRACE_MS',
+    answerMaxBytes: 'ANSWER_MAX_BYTES',
+    heavyAnswersAtOnce: 'HEAVY_ANSWERS_AT_ONCE',
+    heavyAnswersQueued: 'HEAVY_ANSWERS_QUEUED',
   };
   const [first] = Value.Errors(Config, candidate);
   if (first) {

@@ -4,7 +4,7 @@ import type { Routes } from '../http/routes.ts';
 import { BundleDetailsQuery, BundleDetailsResponse } from './bundle-details.schemas.ts';
 import { bundleDetailsBytes } from './bundle-details.service.ts';
 
-export const bundleDetailsRoutes: Routes = async (app, { db, config }) => {
+export const bundleDetailsRoutes: Routes = async (app, { db, config, answers }) => {
   // One per instance; each stays correct alone, as it checks every answer against the database.
   const cache =
     config.detailsCacheBytes > 0 ? new StampedCache<CachedDetails>(config.detailsCacheBytes) : null;
@@ -20,14 +20,16 @@ export const bundleDetailsRoutes: Routes = async (app, { db, config }) => {
           'displayOrder, then id. standardPrice, listPrice and adjustments are keyed by ISO 4217 currency and ' +
           'come from the option’s current price book, only when it is not deleted and effective at `at` ' +
           '(start <= at < end); otherwise they are {}. The ETag is a hash of the answer: with If-None-Match ' +
-          'naming it, an unchanged answer is a 304.',
+          'naming it, an unchanged answer is a 304. An answer over ANSWER_MAX_BYTES is 422 answer_too_large, ' +
+          'decided while it is built: ask for fewer bundles or properties. Building waits its turn among ' +
+          'HEAVY_ANSWERS_AT_ONCE at a time; 503 with Retry-After when HEAVY_ANSWERS_QUEUED already wait.',
         tags: ['bundles'],
         querystring: BundleDetailsQuery,
         response: { 200: BundleDetailsResponse },
       },
     },
     async (request, reply) => {
-      const { body, etag } = await bundleDetailsBytes(db, cache, request.account.id, request.query);
+      const { body, etag } = await bundleDetailsBytes(db, cache, answers, request.account.id, request.query);
       // Already serialized: the bytes go out as they are. The response schema documents them in /openapi.json.
       return (reply as FastifyReply).header('etag', etag).type('application/json; charset=utf-8').send(body);
     },

@@ -4,6 +4,7 @@ import { toAdjustment, toPrice } from '../catalogue/stored-prices.ts';
 import type { Db } from '../db/database.ts';
 import { MAX_PROPERTY_NAME_LENGTH, MAX_PROPERTY_NAMES } from '../http/common-schemas.ts';
 import { bytesTag } from '../http/conditional.ts';
+import { AnswerBudget, type AnswerLimits } from '../http/heavy-answers.ts';
 import { normaliseInstant } from '../price-books/instants.ts';
 import { invalid } from '../problems.ts';
 import {
@@ -32,10 +33,28 @@ function bundleIdsOf(text: string): string[] {
   return ids;
 }
 
-/** Exactly the asked keys, null where missing; every stored property when nothing was asked. */
-function projection(names: string[] | null): (json: string) => Properties {
-  if (names === null) return (json) => JSON.parse(json) as Properties;
+// What an answer holds besides the text of ids, names, properties and adjustments, in characters of JSON: the
+// member names and small values of a product, a price in one currency, an option, a bundle.
+const PRODUCT_CHARACTERS = 180;
+const PRICE_CHARACTERS = 50;
+const OPTION_CHARACTERS = 150;
+const BUNDLE_CHARACTERS = 90;
+
+/**
+ * Exactly the asked keys, null where missing; every stored property when nothing was asked. Each map is counted
+ * against the budget before it is made: asked names are repeated in every one, the way a small request asks for a
+ * large answer.
+ */
+function projection(names: string[] | null, budget: AnswerBudget): (json: string) => Properties {
+  if (names === null) {
+    return (json) => {
+      budget.spend(json.length);
+      return JSON.parse(json) as Properties;
+    };
+  }
+  const namesCharacters = names.reduce((sum, name) => sum + name.length + 8, 0);
   return (json) => {
+    budget.spend(namesCharacters + json.length);
     const stored = JSON.parse(json) as Properties;
     // Names are the client's: `constructor` must not be read from the prototype, nor `__proto__` set it.
     const out: Properties = Object.create(null);
@@ -46,7 +65,11 @@ function projection(names: string[] | null): (json: string) => Properties {
 
 type PriceMaps = Pick<BundleDetailOptionProduct, 'adjustments' | 'standardPrice' | 'listPrice'>;
 
-function assemble(rows: CatalogueRows, properties: (json: string) => Properties): Map<string, BundleDetails> {
+function assemble(
+  rows: CatalogueRows,
+  properties: (json: string) => Properties,
+  budget: AnswerBudget,
+): Map<string, BundleDetails> {
   // A product's price rows are consecutive, so its maps are built from one run of rows.
   const pricesOf = new Map<string, PriceMaps>();
   let maps: PriceMaps | undefined;
@@ -57,6 +80,7 @@ function assemble(rows: CatalogueRows, properties: (json: string) => Properties)
       pricesOf.set(`${price.option_id}\n${price.product_id}`, maps);
       last = price;
     }
+    budget.spend(PRICE_CHARACTERS + (price.adjustment?.length ?? 0));
     maps.adjustments[price.currency] = toAdjustment(
       price.adjustment,
       Boolean(price.allow_unit_price_editing),
@@ -68,6 +92,7 @@ function assemble(rows: CatalogueRows, properties: (json: string) => Properties)
   const productsOf = new Map<string, BundleDetailOptionProduct[]>();
   for (const row of rows.products) {
     const maps = pricesOf.get(`${row.option_id}\n${row.product_id}`);
+    budget.spend(PRODUCT_CHARACTERS + row.id.length + row.product_id.length);
     const product: BundleDetailOptionProduct = {
       id: row.id,
       productId: row.product_id,
@@ -89,6 +114,7 @@ function assemble(rows: CatalogueRows, properties: (json: string) => Properties)
 
   const details = new Map<string, BundleDetails>();
   for (const row of rows.bundles) {
+    budget.spend(BUNDLE_CHARACTERS + row.id.length + row.header_product_id.length);
     details.set(row.id, {
       id: row.id,
       isActive: Boolean(row.is_active),
@@ -98,6 +124,7 @@ function assemble(rows: CatalogueRows, properties: (json: string) => Properties)
     });
   }
   for (const row of rows.options) {
+    budget.spend(OPTION_CHARACTERS + row.id.length + row.name.length);
     const option: BundleDetailOption = {
       id: row.id,
       name: row.name,
@@ -162,9 +189,14 @@ function parseQuery(query: BundleDetailsQuery): DetailsRequest {
   return { ids, at, names };
 }
 
-async function answer(db: Db, accountId: string, request: DetailsRequest, at: string) {
+/** Loads and builds the answer, stopping with 422 answer_too_large as soon as it passes `maxBytes`. */
+async function answer(db: Db, maxBytes: number, accountId: string, request: DetailsRequest, at: string) {
   const rows = await loadCatalogueRows(db, accountId, request.ids, at);
-  const details = assemble(rows, projection(request.names));
+  const budget = new AnswerBudget(
+    maxBytes,
+    `ask for fewer bundles${request.names === null ? ', or name only the properties needed' : ' or properties'}`,
+  );
+  const details = assemble(rows, projection(request.names, budget), budget);
   const response: BundleDetailsResponse = {
     bundles: request.ids.flatMap((id) => details.get(id) ?? []),
     notFound: request.ids.filter((id) => !details.has(id)),
@@ -174,15 +206,17 @@ async function answer(db: Db, accountId: string, request: DetailsRequest, at: st
 
 export async function getBundleDetails(
   db: Db,
+  limits: AnswerLimits,
   accountId: string,
   query: BundleDetailsQuery,
 ): Promise<BundleDetailsResponse> {
   const request = parseQuery(query);
-  return (await answer(db, accountId, request, request.at ?? new Date().toISOString())).response;
+  const at = request.at ?? new Date().toISOString();
+  return limits.gate.run(async () => (await answer(db, limits.maxBytes, accountId, request, at)).response);
 }
 
 /**
- * The details answer as bytes, with its ETag. Serialized with JSON.stringify: the response schema's adjustment
+ * The details answer as bytes, with its ETag, built within `limits`. Serialized with JSON.stringify: the response schema's adjustment
  * union makes fast-json-stringify run a validator per value. Answers for now are kept in `cache`, keyed by the
  * query as asked, and reused only while every asked bundle's (version, tree_version) is what it was, read again
  * here in one indexed query, and no book's effective window has opened or closed since (StampedCache.through).
@@ -192,20 +226,26 @@ export async function getBundleDetails(
 export async function bundleDetailsBytes(
   db: Db,
   cache: StampedCache<CachedDetails> | null,
+  limits: AnswerLimits,
   accountId: string,
   query: BundleDetailsQuery,
 ): Promise<Pick<CachedDetails, 'body' | 'etag'>> {
   const request = parseQuery(query);
+  // Built and serialized within the gate: both take the time and memory it bounds. A cached answer does not wait.
+  const build = (at: string) =>
+    limits.gate.run(async () => {
+      const { response, books } = await answer(db, limits.maxBytes, accountId, request, at);
+      const body = Buffer.from(JSON.stringify(response));
+      return { body, etag: bytesTag(body), books };
+    });
   if (request.at !== null || cache === null) {
-    const { response } = await answer(db, accountId, request, request.at ?? new Date().toISOString());
-    const body = Buffer.from(JSON.stringify(response));
-    return { body, etag: bytesTag(body) };
+    const { body, etag } = await build(request.at ?? new Date().toISOString());
+    return { body, etag };
   }
   const key = JSON.stringify([accountId, query.bundleIds, query.properties ?? null]);
   const { entry } = await throughStamps(db, cache, accountId, request.ids, key, async (at) => {
-    const { response, books } = await answer(db, accountId, request, at);
-    const body = Buffer.from(JSON.stringify(response));
-    return { value: { body, etag: bytesTag(body), weight: body.byteLength }, books };
+    const { body, etag, books } = await build(at);
+    return { value: { body, etag, weight: body.byteLength }, books };
   });
   return entry;
 }

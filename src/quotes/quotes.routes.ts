@@ -11,7 +11,7 @@ const QuoteInvalid = Type.Ref('Problem', {
     'account does not have; `errors` lists every violation',
 });
 
-export const quotesRoutes: Routes = async (app, { db, config }) => {
+export const quotesRoutes: Routes = async (app, { db, config, answers }) => {
   // Bounded like the details cache, and like it checked against the database on every request.
   const cache =
     config.detailsCacheBytes > 0 ? new StampedCache<CachedCatalogue>(config.detailsCacheBytes) : null;
@@ -36,6 +36,6 @@ export const quotesRoutes: Routes = async (app, { db, config }) => {
         response: { 200: Quote, 422: QuoteInvalid },
       },
     },
-    async (request) => quote(db, cache, request.account.id, request.body),
+    async (request) => quote(db, cache, answers.gate, request.account.id, request.body),
   );
 };

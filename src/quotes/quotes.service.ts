@@ -1,5 +1,6 @@
 import { type Stamped, type StampedCache, throughStamps } from '../catalogue/stamped-cache.ts';
 import type { Db } from '../db/database.ts';
+import type { AnswerGate } from '../http/heavy-answers.ts';
 import { normaliseInstant } from '../price-books/instants.ts';
 import { invalid, invalidOrUnknownReference } from '../problems.ts';
 import { type CatalogueBundle, checkQuoteRequest, priceQuote } from './quotes.engine.ts';
@@ -14,11 +15,13 @@ export interface CachedCatalogue extends Stamped {
 /**
  * Checks and prices a configuration: a read, so nothing is written. Quotes for now reuse what `cache` holds
  * for the same bundles and currency while it still holds (StampedCache.through: the bundles' versions and the
- * books' effective windows, checked on every request); quotes for another instant (`at`) load afresh.
+ * books' effective windows, checked on every request); quotes for another instant (`at`) load afresh. Loading
+ * a catalogue waits its turn at `gate`, as building bundle details does.
  */
 export async function quote(
   db: Db,
   cache: StampedCache<CachedCatalogue> | null,
+  gate: AnswerGate,
   accountId: string,
   request: QuoteRequest,
 ): Promise<Quote> {
@@ -42,16 +45,13 @@ export async function quote(
   const bundleIds = [...new Set(request.bundles.map((b) => b.bundleId))].sort();
   let catalogue: Map<string, CatalogueBundle>;
   if (request.at !== undefined || cache === null) {
-    catalogue = (await loadQuoteCatalogue(db, accountId, bundleIds, at, request.currency)).catalogue;
+    catalogue = (await gate.run(() => loadQuoteCatalogue(db, accountId, bundleIds, at, request.currency)))
+      .catalogue;
   } else {
     const key = JSON.stringify([accountId, request.currency, bundleIds]);
     const held = await throughStamps(db, cache, accountId, bundleIds, key, async (now) => {
-      const { catalogue, books, weight } = await loadQuoteCatalogue(
-        db,
-        accountId,
-        bundleIds,
-        now,
-        request.currency,
+      const { catalogue, books, weight } = await gate.run(() =>
+        loadQuoteCatalogue(db, accountId, bundleIds, now, request.currency),
       );
       return { value: { catalogue, weight }, books };
     });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { getBundleDetails } from '../../src/bundle-details/bundle-details.service.ts';
+import { answerLimits } from '../../src/http/heavy-answers.ts';
 import { describeEachDatabase } from '../helpers/app.ts';
 import { createBundle } from '../helpers/factories.ts';
 import { countingQueries } from '../helpers/query-counter.ts';
@@ -283,7 +284,9 @@ describeEachDatabase('bundle details', (ctx) => {
     const counted = countingQueries(ctx.db);
     const count = async (bundleIds: string[]) => {
       counted.take();
-      const answer = await getBundleDetails(counted.db, 'acme', { bundleIds: bundleIds.join(',') });
+      const answer = await getBundleDetails(counted.db, answerLimits(ctx.config), 'acme', {
+        bundleIds: bundleIds.join(','),
+      });
       assert.equal(answer.bundles.length, bundleIds.length);
       return counted.take();
     };

@@ -5,6 +5,7 @@ import { getBundleDetails } from '../../src/bundle-details/bundle-details.servic
 import { type CachedDetails, StampedCache } from '../../src/catalogue/stamped-cache.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { connect, type DatabaseHandle } from '../../src/db/connect.ts';
+import { answerLimits } from '../../src/http/heavy-answers.ts';
 import { type CallOptions, callApp, describeEachDatabase, testConfig } from '../helpers/app.ts';
 import { createBundle } from '../helpers/factories.ts';
 import { countingQueries } from '../helpers/query-counter.ts';
@@ -74,7 +75,11 @@ describeEachDatabase('bundle details cache across instances', (ctx) => {
 
   const truth = async (query: Record<string, string>) =>
     JSON.parse(
-      JSON.stringify(await getBundleDetails(ctx.db, 'acme', { bundleIds: query.bundleIds as string })),
+      JSON.stringify(
+        await getBundleDetails(ctx.db, answerLimits(ctx.config), 'acme', {
+          bundleIds: query.bundleIds as string,
+        }),
+      ),
     );
 
   async function write(method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, body?: unknown) {

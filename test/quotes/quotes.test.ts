@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
+import { answerLimits } from '../../src/http/heavy-answers.ts';
 import type { OptionCreateBody } from '../../src/options/options.schemas.ts';
 import type { Adjustment } from '../../src/pricing/adjustment.schema.ts';
 import { quote as priceConfiguration } from '../../src/quotes/quotes.service.ts';
@@ -368,7 +369,13 @@ describeEachDatabase('POST /v1/quotes/price', (ctx) => {
       const count = async (bundles: CreatedBundle[]) => {
         counted.take();
         const request = { currency: 'USD', bundles: bundles.map((b) => body(b, [[1, extras]]).bundles[0]) };
-        const answer = await priceConfiguration(counted.db, null, 'acme', request);
+        const answer = await priceConfiguration(
+          counted.db,
+          null,
+          answerLimits(ctx.config).gate,
+          'acme',
+          request,
+        );
         assert.equal(answer.lines.length, 3 * bundles.length);
         return counted.take();
       };

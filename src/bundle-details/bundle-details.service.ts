@@ -1,7 +1,8 @@
-import { type CatalogueRows, loadCatalogueRows } from '../catalogue/catalogue.repository.ts';
+import { type CatalogueRows, loadCatalogueRows, stampsOf } from '../catalogue/catalogue.repository.ts';
 import { type CachedDetails, type StampedCache, throughStamps } from '../catalogue/stamped-cache.ts';
 import { toAdjustment, toPrice } from '../catalogue/stored-prices.ts';
 import type { Db } from '../db/database.ts';
+import { readSnapshot } from '../db/snapshot.ts';
 import { MAX_PROPERTY_NAME_LENGTH, MAX_PROPERTY_NAMES } from '../http/common-schemas.ts';
 import { bytesTag } from '../http/conditional.ts';
 import { AnswerBudget, type AnswerLimits } from '../http/heavy-answers.ts';
@@ -189,9 +190,12 @@ function parseQuery(query: BundleDetailsQuery): DetailsRequest {
   return { ids, at, names };
 }
 
-/** Loads and builds the answer, stopping with 422 answer_too_large as soon as it passes `maxBytes`. */
+/**
+ * Loads the answer in one snapshot and builds it, stopping with 422 answer_too_large as soon as it passes
+ * `maxBytes`; with the books it involves and the stamps of that snapshot.
+ */
 async function answer(db: Db, maxBytes: number, accountId: string, request: DetailsRequest, at: string) {
-  const rows = await loadCatalogueRows(db, accountId, request.ids, at);
+  const rows = await readSnapshot(db, (tx) => loadCatalogueRows(tx, accountId, request.ids, at));
   const budget = new AnswerBudget(
     maxBytes,
     `ask for fewer bundles${request.names === null ? ', or name only the properties needed' : ' or properties'}`,
@@ -201,7 +205,7 @@ async function answer(db: Db, maxBytes: number, accountId: string, request: Deta
     bundles: request.ids.flatMap((id) => details.get(id) ?? []),
     notFound: request.ids.filter((id) => !details.has(id)),
   };
-  return { response, books: rows.books };
+  return { response, books: rows.books, stamps: stampsOf(rows.bundles) };
 }
 
 export async function getBundleDetails(
@@ -234,9 +238,9 @@ export async function bundleDetailsBytes(
   // Built and serialized within the gate: both take the time and memory it bounds. A cached answer does not wait.
   const build = (at: string) =>
     limits.gate.run(async () => {
-      const { response, books } = await answer(db, limits.maxBytes, accountId, request, at);
+      const { response, books, stamps } = await answer(db, limits.maxBytes, accountId, request, at);
       const body = Buffer.from(JSON.stringify(response));
-      return { body, etag: bytesTag(body), books };
+      return { body, etag: bytesTag(body), books, stamps };
     });
   if (request.at !== null || cache === null) {
     const { body, etag } = await build(request.at ?? new Date().toISOString());
@@ -244,8 +248,8 @@ export async function bundleDetailsBytes(
   }
   const key = JSON.stringify([accountId, query.bundleIds, query.properties ?? null]);
   const { entry } = await throughStamps(db, cache, accountId, request.ids, key, async (at) => {
-    const { body, etag, books } = await build(at);
-    return { value: { body, etag, weight: body.byteLength }, books };
+    const { body, etag, books, stamps } = await build(at);
+    return { value: { body, etag, weight: body.byteLength }, books, stamps };
   });
   return entry;
 }

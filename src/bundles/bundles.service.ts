@@ -1,5 +1,6 @@
 import type { Db, Executor } from '../db/database.ts';
 import { type ExpectedVersions, lockBundle, lockRoot, type Versioned } from '../db/roots.ts';
+import { readSnapshot } from '../db/snapshot.ts';
 import type { EventType } from '../events/events.schemas.ts';
 import { recordEvent } from '../events/events.service.ts';
 import { decodeNextKey, encodeNextKey } from '../http/next-key.ts';
@@ -80,7 +81,7 @@ export async function createBundle(
 }
 
 export function getBundle(db: Db, accountId: string, bundleId: string): Promise<Versioned<Bundle>> {
-  return readBundle(db, accountId, bundleId);
+  return readSnapshot(db, (tx) => readBundle(tx, accountId, bundleId));
 }
 
 export async function listBundles(
@@ -91,18 +92,17 @@ export async function listBundles(
   const limit = query.limit ?? 25;
   const afterId = query.nextKey === undefined ? null : decodeNextKey(query.nextKey, 'bundle');
   // One row past the page says whether another page exists, without counting.
-  const rows = await listBundlesAfter(db, accountId, {
-    afterId,
-    isActive: query.isActive,
-    productId: query.productId,
-    limit: limit + 1,
+  const { rows, counts } = await readSnapshot(db, async (tx) => {
+    const rows = await listBundlesAfter(tx, accountId, {
+      afterId,
+      isActive: query.isActive,
+      productId: query.productId,
+      limit: limit + 1,
+    });
+    const ids = rows.slice(0, limit).map((r) => r.id);
+    return { rows, counts: await countOptions(tx, accountId, ids) };
   });
   const page = rows.slice(0, limit);
-  const counts = await countOptions(
-    db,
-    accountId,
-    page.map((r) => r.id),
-  );
   const bundles = page.map((row) => toBundle(row, counts.get(row.id)));
   const last = page.at(-1);
   return rows.length > limit && last ? { bundles, nextKey: encodeNextKey(last.id) } : { bundles };

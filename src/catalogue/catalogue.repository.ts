@@ -33,7 +33,7 @@ export async function loadCatalogueRows(
 ) {
   const bundles = await db
     .selectFrom('bundles')
-    .select(['id', 'is_active', 'header_product_id', 'header_properties'])
+    .select(['id', 'is_active', 'header_product_id', 'header_properties', 'version', 'tree_version'])
     .where('account_id', '=', accountId)
     .where('id', 'in', bundleIds)
     .execute();
@@ -167,7 +167,14 @@ export async function loadCatalogueRows(
 
 export type CatalogueRows = Awaited<ReturnType<typeof loadCatalogueRows>>;
 
-/** `version.tree_version` of each of the bundles that exists, by id: one primary-key lookup per id. */
+/** `version.tree_version` of each bundle by id, which moves with anything its details are made of. */
+export function stampsOf(
+  bundles: readonly { id: string; version: number; tree_version: number }[],
+): Map<string, string> {
+  return new Map(bundles.map((row) => [row.id, `${row.version}.${row.tree_version}`]));
+}
+
+/** The stamps of the bundles that exist: one primary-key lookup per id. */
 export async function loadStamps(
   db: Executor,
   accountId: string,
@@ -179,5 +186,5 @@ export async function loadStamps(
     .where('account_id', '=', accountId)
     .where('id', 'in', bundleIds)
     .execute();
-  return new Map(rows.map((row) => [row.id, `${row.version}.${row.tree_version}`]));
+  return stampsOf(rows);
 }

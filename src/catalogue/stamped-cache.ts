@@ -3,7 +3,8 @@ import { type CatalogueRows, loadStamps } from './catalogue.repository.ts';
 
 /** Something built from some bundles at one moment, and what tells whether it still holds. */
 export interface Stamped {
-  /** `version.tree_version` of each asked bundle that existed when it was read; the others were not found. */
+  /** `version.tree_version` of each asked bundle that existed in the snapshot it was read from; the others were
+   * not found. */
   stamps: Map<string, string>;
   /** The first effective-date boundary after the moment it was built, of a book it involves (ms), or Infinity. */
   validUntil: number;
@@ -82,9 +83,10 @@ export class StampedCache<T extends Stamped> {
   }
 
   /**
-   * The entry under `key` while its stamps equal `stamps` and `now` is before its validUntil, else a new one from
-   * `build`, kept. Stamps must be read before `build` reads its data: a write landing in between then leaves stamps
-   * older than the data, and the next request rebuilds; an entry can be needlessly dropped, never stale.
+   * The entry under `key` while its stamps equal `stamps` (read now, in one statement) and `now` is before its
+   * validUntil, else a new one from `build`, kept. `build` must read its stamps in the same snapshot as its data
+   * (readSnapshot): an entry then holds exactly one committed state and the stamps of that state, so equal stamps
+   * later mean nothing it was made of has changed since.
    */
   async through(key: string, stamps: Map<string, string>, now: number, build: () => Promise<T>): Promise<T> {
     const held = this.get(key);
@@ -114,8 +116,9 @@ export function nextBoundary(books: CatalogueRows['books'], at: string): number 
 /**
  * The entry `cache` holds under `key` for the account's bundles `bundleIds`, or, when it no longer holds, a new
  * one that `build` makes from the catalogue as it is now (`at`), kept. The one stamp check of every cache of the
- * catalogue: the bundles' stamps are read first, then `build` reads the data (see StampedCache.through), and the
- * entry lasts until the next effective-date boundary of a book it involves.
+ * catalogue: the bundles' stamps are read in one statement, outside any transaction, so a hit costs no more;
+ * `build` reads the data and its stamps in one snapshot (see StampedCache.through), and the entry lasts until the
+ * next effective-date boundary of a book it involves.
  */
 export async function throughStamps<T extends Stamped>(
   db: Executor,
@@ -123,14 +126,18 @@ export async function throughStamps<T extends Stamped>(
   accountId: string,
   bundleIds: readonly string[],
   key: string,
-  build: (at: string) => Promise<{ value: Omit<T, 'stamps' | 'validUntil'>; books: CatalogueRows['books'] }>,
+  build: (at: string) => Promise<{
+    value: Omit<T, 'stamps' | 'validUntil'>;
+    books: CatalogueRows['books'];
+    stamps: Map<string, string>;
+  }>,
 ): Promise<{ entry: T; at: string }> {
   const stamps = await loadStamps(db, accountId, bundleIds);
   const now = Date.now();
   const at = new Date(now).toISOString();
   const entry = await cache.through(key, stamps, now, async () => {
-    const { value, books } = await build(at);
-    return { ...value, stamps, validUntil: nextBoundary(books, at) } as T;
+    const built = await build(at);
+    return { ...built.value, stamps: built.stamps, validUntil: nextBoundary(built.books, at) } as T;
   });
   return { entry, at };
 }

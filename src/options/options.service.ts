@@ -1,6 +1,7 @@
 import { findBundle } from '../bundles/bundles.repository.ts';
 import type { Db, Executor } from '../db/database.ts';
 import { type ExpectedVersions, lockBundle, lockRoot, type Versioned } from '../db/roots.ts';
+import { readSnapshot } from '../db/snapshot.ts';
 import { recordEvent } from '../events/events.service.ts';
 import type { PriceBook } from '../price-books/price-books.schemas.ts';
 import { bodyItem, notFound, throwIfConflicts, throwIfProblems } from '../problems.ts';
@@ -111,8 +112,10 @@ export async function getOption(
   bundleId: string,
   optionId: string,
 ): Promise<Versioned<BundleOptionWithProducts>> {
-  const option = await requireOption(db, accountId, bundleId, optionId);
-  return { value: await withProducts(db, option), version: option.version };
+  return readSnapshot(db, async (tx) => {
+    const option = await requireOption(tx, accountId, bundleId, optionId);
+    return { value: await withProducts(tx, option), version: option.version };
+  });
 }
 
 export async function updateOption(

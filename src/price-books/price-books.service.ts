@@ -1,6 +1,7 @@
 import { toAdjustment, toStoredAdjustment, toStoredPrice } from '../catalogue/stored-prices.ts';
 import type { Db, Executor } from '../db/database.ts';
 import { type ExpectedVersions, lockRoot, type Versioned } from '../db/roots.ts';
+import { readSnapshot } from '../db/snapshot.ts';
 import { recordEvent } from '../events/events.service.ts';
 import { decodeNextKey, encodeNextKey } from '../http/next-key.ts';
 import { newId } from '../ids.ts';
@@ -486,12 +487,14 @@ export async function getAdjustment(
   accountId: string,
   { priceBookId: id, productId, currency }: AdjustmentAt,
 ): Promise<Versioned<Adjustment>> {
-  const book = await readableBook(db, accountId, id);
-  if (book.is_deleted) throw entriesNotServed(book);
-  const row = await findEntryPrice(db, accountId, id, productId, currency);
-  const adjustment = row ? toAdjustment(row.adjustment, Boolean(row.allow_unit_price_editing)) : null;
-  if (!adjustment) throw noAdjustment(productId, currency);
-  return { value: adjustment, version: book.version };
+  return readSnapshot(db, async (tx) => {
+    const book = await readableBook(tx, accountId, id);
+    if (book.is_deleted) throw entriesNotServed(book);
+    const row = await findEntryPrice(tx, accountId, id, productId, currency);
+    const adjustment = row ? toAdjustment(row.adjustment, Boolean(row.allow_unit_price_editing)) : null;
+    if (!adjustment) throw noAdjustment(productId, currency);
+    return { value: adjustment, version: book.version };
+  });
 }
 
 export async function putAdjustment(
@@ -569,23 +572,25 @@ export async function searchPricedProducts(
   id: string,
   query: PricedProductsQuery,
 ): Promise<PricedProductsPage> {
-  const book = await readableBook(db, accountId, id);
-  if (book.is_deleted) return { total: 0, results: [] };
-  const entries = await listEntries(db, accountId, id);
-  const needle = query.q?.toLowerCase() ?? '';
-  const matches =
-    needle === ''
-      ? entries
-      : entries.filter(
-          (e) =>
-            e.product_id.toLowerCase().includes(needle) ||
-            Object.values(JSON.parse(e.properties) as Record<string, string | null>).some((v) =>
-              v?.toLowerCase().includes(needle),
-            ),
-        );
-  const offset = query.offset ?? 0;
-  const page = matches.slice(offset, offset + (query.limit ?? 25)).map((e) => e.product_id);
-  return { total: matches.length, results: await pricedProducts(db, book, page, query.currency) };
+  return readSnapshot(db, async (tx) => {
+    const book = await readableBook(tx, accountId, id);
+    if (book.is_deleted) return { total: 0, results: [] };
+    const entries = await listEntries(tx, accountId, id);
+    const needle = query.q?.toLowerCase() ?? '';
+    const matches =
+      needle === ''
+        ? entries
+        : entries.filter(
+            (e) =>
+              e.product_id.toLowerCase().includes(needle) ||
+              Object.values(JSON.parse(e.properties) as Record<string, string | null>).some((v) =>
+                v?.toLowerCase().includes(needle),
+              ),
+          );
+    const offset = query.offset ?? 0;
+    const page = matches.slice(offset, offset + (query.limit ?? 25)).map((e) => e.product_id);
+    return { total: matches.length, results: await pricedProducts(tx, book, page, query.currency) };
+  });
 }
 
 async function variantTableOf(
@@ -645,14 +650,16 @@ export async function getProductVariants(
   id: string,
   productId: string,
 ): Promise<Versioned<ProductVariantTable>> {
-  const book = await readableBook(db, accountId, id);
-  if (book.is_deleted) throw entriesNotServed(book);
-  const row = await findVariants(db, accountId, id, productId);
-  if (!row) throw new AppError('not_found', `Product ${productId} has no variant table in this price book`);
-  const table = await variantTableOf(db, book, productId, {
-    isDynamic: Boolean(row.is_dynamic),
-    template: row.template,
-    properties: JSON.parse(row.properties) as ProductVariantsBody['properties'],
+  return readSnapshot(db, async (tx) => {
+    const book = await readableBook(tx, accountId, id);
+    if (book.is_deleted) throw entriesNotServed(book);
+    const row = await findVariants(tx, accountId, id, productId);
+    if (!row) throw new AppError('not_found', `Product ${productId} has no variant table in this price book`);
+    const table = await variantTableOf(tx, book, productId, {
+      isDynamic: Boolean(row.is_dynamic),
+      template: row.template,
+      properties: JSON.parse(row.properties) as ProductVariantsBody['properties'],
+    });
+    return { value: table, version: book.version };
   });
-  return { value: table, version: book.version };
 }

@@ -1,4 +1,4 @@
-import { type CatalogueRows, loadCatalogueRows } from '../catalogue/catalogue.repository.ts';
+import { type CatalogueRows, loadCatalogueRows, stampsOf } from '../catalogue/catalogue.repository.ts';
 import { toAdjustment } from '../catalogue/stored-prices.ts';
 import type { Executor } from '../db/database.ts';
 import type { CatalogueBundle, CatalogueOption, CatalogueProduct } from './quotes.engine.ts';
@@ -14,7 +14,12 @@ export async function loadQuoteCatalogue(
   bundleIds: readonly string[],
   at: string,
   currency: string,
-): Promise<{ catalogue: Map<string, CatalogueBundle>; books: CatalogueRows['books']; weight: number }> {
+): Promise<{
+  catalogue: Map<string, CatalogueBundle>;
+  books: CatalogueRows['books'];
+  stamps: Map<string, string>;
+  weight: number;
+}> {
   const rows = await loadCatalogueRows(db, accountId, bundleIds, at, currency);
   // What the catalogue holds, roughly, for a cache to bound itself by: the JSON text it parsed, and objects.
   let weight = 0;
@@ -74,5 +79,5 @@ export async function loadQuoteCatalogue(
     };
     catalogue.get(o.bundle_id)?.options.push(option);
   }
-  return { catalogue, books: rows.books, weight };
+  return { catalogue, books: rows.books, stamps: stampsOf(rows.bundles), weight };
 }

@@ -1,5 +1,6 @@
 import { type Stamped, type StampedCache, throughStamps } from '../catalogue/stamped-cache.ts';
 import type { Db } from '../db/database.ts';
+import { readSnapshot } from '../db/snapshot.ts';
 import type { AnswerGate } from '../http/heavy-answers.ts';
 import { normaliseInstant } from '../price-books/instants.ts';
 import { invalid, invalidOrUnknownReference } from '../problems.ts';
@@ -43,17 +44,18 @@ export async function quote(
   if (problems.length > 0) throw invalid('validation_failed', problems);
 
   const bundleIds = [...new Set(request.bundles.map((b) => b.bundleId))].sort();
+  const load = (instant: string) =>
+    gate.run(() =>
+      readSnapshot(db, (tx) => loadQuoteCatalogue(tx, accountId, bundleIds, instant, request.currency)),
+    );
   let catalogue: Map<string, CatalogueBundle>;
   if (request.at !== undefined || cache === null) {
-    catalogue = (await gate.run(() => loadQuoteCatalogue(db, accountId, bundleIds, at, request.currency)))
-      .catalogue;
+    catalogue = (await load(at)).catalogue;
   } else {
     const key = JSON.stringify([accountId, request.currency, bundleIds]);
     const held = await throughStamps(db, cache, accountId, bundleIds, key, async (now) => {
-      const { catalogue, books, weight } = await gate.run(() =>
-        loadQuoteCatalogue(db, accountId, bundleIds, now, request.currency),
-      );
-      return { value: { catalogue, weight }, books };
+      const { catalogue, books, stamps, weight } = await load(now);
+      return { value: { catalogue, weight }, books, stamps };
     });
     catalogue = held.entry.catalogue;
     at = held.at;

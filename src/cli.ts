@@ -1,6 +1,7 @@
 #!/usr/bin/env node
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, environment, loadConfig } from './config.ts';
 import { connect } from './db/connect.ts';
 import type { Db } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
@@ -12,6 +13,8 @@ class UsageError extends Error {}
 interface Command {
   usage: string;
   summary: string;
+  /** More lines for `--help` of this command alone. */
+  details?: string[];
   options?: NonNullable<Parameters<typeof parseArgs>[0]>['options'];
   positionals?: number;
   run: (values: Record<string, string | boolean | undefined>, positionals: string[]) => Promise<void>;
@@ -39,7 +42,11 @@ function accountOption(value: unknown): string {
 const commands: Record<string, Command> = {
   serve: {
     usage: 'cpq serve',
-    summary: 'Run the HTTP service (PORT, HOST, DATABASE_URL, LOG_LEVEL from the environment).',
+    summary: 'Run the HTTP service, configured by environment variables (cpq serve --help lists them).',
+    details: [
+      'Environment variables (an empty one counts as unset):',
+      ...environment.map((v) => `  ${v.name.padEnd(22)} default ${v.default}; ${v.allowed}`),
+    ],
     // Imported here: the other commands start faster without loading the HTTP stack.
     run: async () => (await import('./server.ts')).serve(loadConfig()),
   },
@@ -122,44 +129,128 @@ const commands: Record<string, Command> = {
   },
 };
 
-function help(): string {
+const helpFlags = new Set(['--help', '-h', 'help']);
+
+/** The usage of every command whose name starts with `prefix` ('' for all). */
+function help(prefix: string): string {
+  const shown = Object.entries(commands).filter(([name]) => name.startsWith(prefix));
   return [
-    'cpq: configure-price-quote service',
+    prefix === '' ? 'cpq: configure-price-quote service' : `cpq ${prefix.trim()}: commands`,
     '',
-    ...Object.values(commands).map((c) => `  ${c.usage}\n      ${c.summary}`),
+    ...shown.map(([, c]) => `  ${c.usage}\n      ${c.summary}`),
     '',
-    'Run `cpq <command> --help` for one command.',
+    'Run `cpq <command> --help` for one command, `cpq --version` for the version.',
   ].join('\n');
+}
+
+function version(): string {
+  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
+  return `cpq ${manifest.version}`;
+}
+
+/** Edit distance, to point a mistyped option or command at the one meant. */
+function distance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(
+        (previous[j] as number) + 1,
+        (current[j - 1] as number) + 1,
+        (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    }
+    previous = current;
+  }
+  return previous[b.length] as number;
+}
+
+function nearest(word: string, candidates: string[]): string {
+  return candidates.reduce((best, c) => (distance(word, c) < distance(word, best) ? c : best));
+}
+
+/** parseArgs' errors, in our words: the option at fault, and the nearest valid one. */
+function argumentError(error: Error & { code: string }, name: string, command: Command): UsageError {
+  const given = /'(-[^' ]+)/.exec(error.message)?.[1] ?? '';
+  if (error.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    return new UsageError(`${given} needs a value (usage: ${command.usage})`);
+  }
+  // `cpq serve --port 80` means PORT=80: the service is configured by its environment.
+  const variable = environment.find(
+    (v) => v.name === given.replace(/^-+/, '').toUpperCase().replaceAll('-', '_'),
+  );
+  if (name === 'serve' && variable) {
+    return new UsageError(
+      `unknown option ${given} for cpq serve; set ${variable.name} in the environment instead`,
+    );
+  }
+  const valid = [...Object.keys(command.options ?? {}), 'help'].map((o) => `--${o}`);
+  return new UsageError(`unknown option ${given} for cpq ${name}; did you mean ${nearest(given, valid)}?`);
 }
 
 export async function main(argv: string[]): Promise<number> {
   const twoWord = argv.length >= 2 ? `${argv[0]} ${argv[1]}` : '';
   const name = twoWord in commands ? twoWord : (argv[0] ?? '');
   const rest = argv.slice(name.split(' ').length);
-  if (name === '--help' || name === '-h' || name === 'help') {
-    console.log(help());
+  if (helpFlags.has(name)) {
+    console.log(help(''));
+    return 0;
+  }
+  if (name === '--version' || name === '-v') {
+    console.log(version());
     return 0;
   }
   const command = commands[name];
+  const group = Object.keys(commands).filter((c) => c.startsWith(`${name} `));
   try {
     if (name === '') throw new UsageError('a command is needed (see cpq --help)');
-    if (!command) throw new UsageError(`unknown command "${argv.slice(0, 2).join(' ')}" (see cpq --help)`);
-    const { values, positionals } = parseArgs({
-      args: rest,
-      options: { ...command.options, help: { type: 'boolean', short: 'h' } },
-      allowPositionals: true,
-      strict: true,
-    });
+    if (!command && group.length > 0) {
+      if (helpFlags.has(argv[1] ?? '')) {
+        console.log(help(`${name} `));
+        return 0;
+      }
+      const subcommands = group.map((c) => c.slice(name.length + 1));
+      throw new UsageError(
+        argv[1] === undefined
+          ? `cpq ${name} needs one of: ${subcommands.join(', ')} (see cpq ${name} --help)`
+          : `unknown command "cpq ${name} ${argv[1]}"; did you mean "cpq ${name} ${nearest(argv[1], subcommands)}"?`,
+      );
+    }
+    if (!command) {
+      const names = [...new Set(Object.keys(commands).map((c) => c.split(' ')[0] as string))];
+      throw new UsageError(
+        `unknown command "${name}"; did you mean "${nearest(name, names)}"? (see cpq --help)`,
+      );
+    }
+    // Every option the commands declare is a string or a boolean, none repeatable.
+    let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] };
+    try {
+      parsed = parseArgs({
+        args: rest,
+        options: { ...command.options, help: { type: 'boolean', short: 'h' } },
+        allowPositionals: true,
+        strict: true,
+      }) as typeof parsed;
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS')) {
+        throw argumentError(error as Error & { code: string }, name, command);
+      }
+      throw error;
+    }
+    const { values, positionals } = parsed;
     if (values.help) {
-      console.log(`${command.usage}\n  ${command.summary}`);
+      console.log([command.usage, `  ${command.summary}`, ...(command.details ?? [])].join('\n'));
       return 0;
     }
     if (positionals.length !== (command.positionals ?? 0)) throw new UsageError(`usage: ${command.usage}`);
     await command.run(values, positionals);
     return 0;
   } catch (error) {
-    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      console.error(`cpq: ${(error as Error).message.split('\n')[0]}`);
+    if (error instanceof UsageError) {
+      console.error(`cpq: ${error.message}`);
       return 2;
     }
     if (error instanceof ConfigError) {

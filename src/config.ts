@@ -38,7 +38,110 @@ export type Config = Static<typeof Config>;
 
 export class ConfigError extends Error {}
 
-/** Reads the environment once, at start-up; a bad value stops the process with a message naming the variable. */
+/**
+ * Every environment variable the service reads, with its default and allowed values: what `cpq serve --help` lists
+ * and what an error about a bad value says.
+ */
+export const environment: readonly {
+  name: string;
+  field: keyof Config;
+  default: string;
+  allowed: string;
+}[] = [
+  { name: 'PORT', field: 'port', default: '3000', allowed: 'an integer from 0 to 65535 (0: any free port)' },
+  { name: 'HOST', field: 'host', default: '127.0.0.1', allowed: 'an address or host name to listen on' },
+  {
+    name: 'DATABASE_URL',
+    field: 'databaseUrl',
+    default: 'unset: SQLite',
+    allowed: 'a postgres:// or postgresql:// URL, or unset for SQLite',
+  },
+  { name: 'SQLITE_PATH', field: 'sqlitePath', default: './data/cpq.sqlite', allowed: 'a file path' },
+  {
+    name: 'LOG_LEVEL',
+    field: 'logLevel',
+    default: 'info',
+    allowed: 'one of fatal, error, warn, info, debug, trace, silent',
+  },
+  {
+    name: 'BODY_LIMIT',
+    field: 'bodyLimit',
+    default: '1048576',
+    allowed: 'an integer number of bytes, 1024 or more',
+  },
+  {
+    name: 'RATE_LIMIT_PER_SECOND',
+    field: 'rateLimitPerSecond',
+    default: '100',
+    allowed: 'a number of requests per second per API key, 0 or more (0: no limit)',
+  },
+  { name: 'RATE_LIMIT_BURST', field: 'rateLimitBurst', default: '200', allowed: 'an integer, 1 or more' },
+  {
+    name: 'DETAILS_CACHE_BYTES',
+    field: 'detailsCacheBytes',
+    default: '33554432',
+    allowed: 'an integer number of bytes, 0 or more (0: no cache)',
+  },
+  {
+    name: 'EVENTS_RETENTION_DAYS',
+    field: 'eventsRetentionDays',
+    default: '30',
+    allowed: 'an integer from 1 to 3650',
+  },
+  {
+    name: 'CORS_ORIGINS',
+    field: 'corsOrigins',
+    default: 'unset: CORS off',
+    allowed: 'comma-separated origins such as https://app.example.com',
+  },
+  {
+    name: 'HEADERS_TIMEOUT_MS',
+    field: 'headersTimeoutMs',
+    default: '10000',
+    allowed: 'an integer number of milliseconds, 1 or more, not above REQUEST_TIMEOUT_MS',
+  },
+  {
+    name: 'REQUEST_TIMEOUT_MS',
+    field: 'requestTimeoutMs',
+    default: '30000',
+    allowed: 'an integer number of milliseconds, 1 or more',
+  },
+  {
+    name: 'KEEP_ALIVE_TIMEOUT_MS',
+    field: 'keepAliveTimeoutMs',
+    default: '5000',
+    allowed: 'an integer number of milliseconds, 1 or more',
+  },
+  {
+    name: 'SHUTDOWN_GRACE_MS',
+    field: 'shutdownGraceMs',
+    default: '10000',
+    allowed: 'an integer number of milliseconds, 0 or more',
+  },
+  {
+    name: 'ANSWER_MAX_BYTES',
+    field: 'answerMaxBytes',
+    default: '33554432',
+    allowed: 'an integer number of bytes, 1024 or more',
+  },
+  {
+    name: 'HEAVY_ANSWERS_AT_ONCE',
+    field: 'heavyAnswersAtOnce',
+    default: '2',
+    allowed: 'an integer, 1 or more',
+  },
+  {
+    name: 'HEAVY_ANSWERS_QUEUED',
+    field: 'heavyAnswersQueued',
+    default: '32',
+    allowed: 'an integer, 0 or more',
+  },
+];
+
+/**
+ * Reads the environment once, at start-up; a bad value stops the process with a message naming the variable and
+ * its allowed values (never the value itself, which may hold a password).
+ */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // A variable set to the empty string counts as unset, as `PORT= cpq serve` means.
   const read = (name: string) => (env[name] === '' ? undefined : env[name]);
@@ -69,30 +172,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     heavyAnswersAtOnce: number('HEAVY_ANSWERS_AT_ONCE', 2),
     heavyAnswersQueued: number('HEAVY_ANSWERS_QUEUED', 32),
   };
-  const names: Record<string, string> = {
-    port: 'PORT',
-    host: 'HOST',
-    databaseUrl: 'DATABASE_URL',
-    sqlitePath: 'SQLITE_PATH',
-    logLevel: 'LOG_LEVEL',
-    bodyLimit: 'BODY_LIMIT',
-    rateLimitPerSecond: 'RATE_LIMIT_PER_SECOND',
-    rateLimitBurst: 'RATE_LIMIT_BURST',
-    detailsCacheBytes: 'DETAILS_CACHE_BYTES',
-    eventsRetentionDays: 'EVENTS_RETENTION_DAYS',
-    corsOrigins: 'CORS_ORIGINS',
-    headersTimeoutMs: 'HEADERS_TIMEOUT_MS',
-    requestTimeoutMs: 'REQUEST_TIMEOUT_MS',
-    keepAliveTimeoutMs: 'KEEP_ALIVE_TIMEOUT_MS',
-    shutdownGraceMs: 'SHUTDOWN_GRACE_MS',
-    answerMaxBytes: 'ANSWER_MAX_BYTES',
-    heavyAnswersAtOnce: 'HEAVY_ANSWERS_AT_ONCE',
-    heavyAnswersQueued: 'HEAVY_ANSWERS_QUEUED',
-  };
   const [first] = Value.Errors(Config, candidate);
   if (first) {
     const field = first.instancePath.split('/')[1] ?? '';
-    throw new ConfigError(`${names[field] ?? field} is not valid: ${first.message}`);
+    const variable = environment.find((v) => v.field === field);
+    throw new ConfigError(
+      variable ? `${variable.name} is not valid: expected ${variable.allowed}` : `${field} is not valid`,
+    );
   }
   if (candidate.headersTimeoutMs > candidate.requestTimeoutMs) {
     throw new ConfigError('HEADERS_TIMEOUT_MS is not valid: must not be above REQUEST_TIMEOUT_MS');

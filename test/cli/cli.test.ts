@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { ConfigError, environment, loadConfig } from '../../src/config.ts';
 import { assertProblem, describeEachDatabase } from '../helpers/app.ts';
 import { databaseEnv } from '../helpers/database.ts';
 
@@ -183,6 +184,100 @@ describe('the cpq command line', () => {
       assert.equal(result.stdout, '', where);
       assert.match(result.stderr, /^cpq: [^\n]+\n$/, where);
     }
+  });
+
+  test('--version prints the package version; cpq keys --help lists the keys commands', async () => {
+    const manifest = JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8'));
+    for (const flag of ['--version', '-v']) {
+      const result = await cpq([flag], noDatabase);
+      assert.deepEqual([result.code, result.stdout, result.stderr], [0, `cpq ${manifest.version}\n`, '']);
+    }
+    for (const flag of ['--help', '-h', 'help']) {
+      const result = await cpq(['keys', flag], noDatabase);
+      assert.equal(result.code, 0);
+      assert.equal(result.stderr, '');
+      for (const usage of ['cpq keys create --account', 'cpq keys list', 'cpq keys revoke <keyId>']) {
+        assert.ok(result.stdout.includes(usage), `${flag}: ${usage}`);
+      }
+      assert.ok(!result.stdout.includes('cpq serve'));
+    }
+  });
+
+  test('cpq serve --help lists every environment variable the service reads, with default and allowed values', async () => {
+    const result = await cpq(['serve', '--help'], noDatabase);
+    assert.equal(result.code, 0);
+    const read = [
+      ...readFileSync(join(projectRoot, 'src/config.ts'), 'utf8').matchAll(/(?:read|number)\('([A-Z_]+)'/g),
+    ].map((m) => m[1]);
+    assert.deepEqual(environment.map((v) => v.name).sort(), [...new Set(read)].sort());
+    for (const variable of environment) {
+      assert.ok(
+        result.stdout.includes(
+          `${variable.name.padEnd(22)} default ${variable.default}; ${variable.allowed}`,
+        ),
+        variable.name,
+      );
+    }
+  });
+
+  test('mistakes are answered in one line with the nearest valid command or option', async () => {
+    for (const [args, message] of [
+      [['serv'], 'unknown command "serv"; did you mean "serve"? (see cpq --help)'],
+      [['keys'], 'cpq keys needs one of: create, list, revoke (see cpq keys --help)'],
+      [['keys', 'creat'], 'unknown command "cpq keys creat"; did you mean "cpq keys create"?'],
+      [
+        ['keys', 'create', '--acount', 'a'],
+        'unknown option --acount for cpq keys create; did you mean --account?',
+      ],
+      [
+        ['keys', 'create', '--account', 'a', '--readonly'],
+        'unknown option --readonly for cpq keys create; did you mean --read-only?',
+      ],
+      [['keys', 'list', '-x'], 'unknown option -x for cpq keys list; did you mean --help?'],
+      [['serve', '--port', '80'], 'unknown option --port for cpq serve; set PORT in the environment instead'],
+      [
+        ['keys', 'create', '--account'],
+        '--account needs a value (usage: cpq keys create --account <accountId> [--name <label>] [--read-only])',
+      ],
+    ] as const) {
+      const result = await cpq([...args], noDatabase);
+      assert.deepEqual(
+        [result.code, result.stdout, result.stderr],
+        [2, '', `cpq: ${message}\n`],
+        args.join(' '),
+      );
+    }
+  });
+
+  test('a bad environment value names the variable and its allowed values, never the value', async () => {
+    for (const [name, value] of [
+      ['PORT', 'eighty'],
+      ['PORT', '70000'],
+      ['DATABASE_URL', 'mysql://user:secret@host/db'],
+      ['LOG_LEVEL', 'loud'],
+      ['BODY_LIMIT', '10'],
+      ['RATE_LIMIT_PER_SECOND', 'fast'],
+      ['RATE_LIMIT_BURST', '0'],
+      ['DETAILS_CACHE_BYTES', '-1'],
+      ['EVENTS_RETENTION_DAYS', '0'],
+      ['CORS_ORIGINS', '*'],
+    ] as const) {
+      const variable = environment.find((v) => v.name === name);
+      assert.throws(
+        () => loadConfig({ [name]: value }),
+        (error: Error) =>
+          error instanceof ConfigError &&
+          error.message === `${name} is not valid: expected ${variable?.allowed}`,
+        name,
+      );
+    }
+    const result = await cpq(['serve'], { ...noDatabase, DATABASE_URL: 'mysql://user:secret@host/db' });
+    assert.equal(result.code, 2);
+    assert.match(
+      result.stderr,
+      /^cpq: DATABASE_URL is not valid: expected a postgres:\/\/ or postgresql:\/\/ URL/,
+    );
+    assert.ok(!result.stderr.includes('secret'));
   });
 
   test('none of it touched a database', () => {

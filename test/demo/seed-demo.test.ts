@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
 import type { DemoSeed } from '../../src/demo/seed-demo.ts';
@@ -20,6 +21,27 @@ describeEachDatabase('cpq seed-demo', (ctx) => {
     });
     return JSON.parse(stdout) as DemoSeed;
   }
+
+  test('the README walkthrough asks the details of the demo for properties its products have', async () => {
+    const made = await seed('readme');
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const asked =
+      /bundles-details\?bundleIds=\$BUNDLE&properties=([\w,]+)/.exec(readme)?.[1]?.split(',') ?? [];
+    assert.ok(asked.length > 0, 'the walkthrough asks for properties');
+    const res = await ctx.call('GET', '/v1/bundles-details', {
+      key: await ctx.newKey('readme'),
+      query: { bundleIds: made.bundleId, properties: asked.join(',') },
+    });
+    const products = [...res.body.bundles[0].included, ...res.body.bundles[0].addOns].flatMap(
+      (o) => o.products,
+    );
+    for (const name of asked) {
+      assert.ok(
+        products.some((p: { properties: Record<string, unknown> }) => p.properties[name] != null),
+        name,
+      );
+    }
+  });
 
   test('on a fresh database it makes a bundle the details endpoint serves in full', async () => {
     const made = await seed('acme');

@@ -34,6 +34,7 @@ import { optionsRoutes } from './options/options.routes.ts';
 import { priceBooksRoutes } from './price-books/price-books.routes.ts';
 import { AppError } from './problems.ts';
 import { quotesRoutes } from './quotes/quotes.routes.ts';
+import { rulesRoutes } from './rules/rules.routes.ts';
 
 export interface AppOptions {
   config: Config;
@@ -257,6 +258,7 @@ export async function buildApp({
         optionsRoutes,
         priceBooksRoutes,
         quotesRoutes,
+        rulesRoutes,
         eventsRoutes,
       ]) {
         await v1.register(routes, { db, config, answers });

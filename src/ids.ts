@@ -8,6 +8,7 @@ export const idPrefixes = {
   option: 'opt',
   optionProduct: 'opp',
   priceBook: 'pb',
+  rule: 'rul',
   apiKey: 'key',
   request: 'req',
   event: 'evt',

@@ -8,7 +8,8 @@ import { newId } from '../ids.ts';
 import { copyOptions } from '../options/option-copy.ts';
 import { insertOption, optionCreateConflicts, optionCreateProblems } from '../options/option-create.ts';
 import { listOptionsOfBundle } from '../options/options.repository.ts';
-import { notFound, throwIfConflicts, throwIfProblems } from '../problems.ts';
+import { invalid, notFound, throwIfConflicts, throwIfProblems } from '../problems.ts';
+import { copyRules } from '../rules/rule-references.ts';
 import {
   type BundleRow,
   countOptions,
@@ -182,11 +183,14 @@ export async function cloneBundle(
       updated_at: now,
     };
     await insertBundle(tx, copy);
-    await copyOptions(tx, accountId, await listOptionsOfBundle(tx, accountId, bundleId), {
+    const sources = await listOptionsOfBundle(tx, accountId, bundleId);
+    const { options } = await copyOptions(tx, accountId, sources, {
       bundleId: copy.id,
       priceBooks: 'all',
       now,
     });
+    const optionIds = new Map(sources.map((source, i) => [source.id, options[i]?.id ?? source.id]));
+    await copyRules(tx, accountId, bundleId, { bundleId: copy.id, optionIds, now });
     return readBundleAfter(tx, accountId, copy.id, 'bundle.cloned');
   });
 }

@@ -106,6 +106,23 @@ export interface ProductVariantsTable {
   properties: string;
 }
 
+/** A configuration rule of a bundle (C14); `when_json` and `then_json` are the API's selectors as JSON text. */
+export interface BundleRulesTable {
+  account_id: string;
+  id: string;
+  bundle_id: string;
+  name: string;
+  kind: 'requires' | 'excludes';
+  when_json: string;
+  then_json: string;
+  message: string | null;
+  is_active: Bool;
+  display_order: number;
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
 /** An Idempotency-Key of an account: claimed while its request runs (status null), then the response to replay. */
 export interface IdempotencyKeysTable {
   account_id: string;
@@ -140,6 +157,7 @@ export interface Database {
   price_book_products: PriceBookProductsTable;
   price_book_prices: PriceBookPricesTable;
   product_variants: ProductVariantsTable;
+  bundle_rules: BundleRulesTable;
   idempotency_keys: IdempotencyKeysTable;
   events: EventsTable;
 }

@@ -5,6 +5,7 @@ import * as idempotencyKeys from './migrations/0003_idempotency_keys.ts';
 import * as treeVersions from './migrations/0004_tree_versions.ts';
 import * as events from './migrations/0005_events.ts';
 import * as timestampsAndListIndexes from './migrations/0006_timestamps_and_list_indexes.ts';
+import * as rules from './migrations/0007_rules.ts';
 
 // Listed in code, not read from a folder: the set is the same wherever the process starts from.
 const migrations: Record<string, Migration> = {
@@ -14,6 +15,7 @@ const migrations: Record<string, Migration> = {
   '0004_tree_versions': treeVersions,
   '0005_events': events,
   '0006_timestamps_and_list_indexes': timestampsAndListIndexes,
+  '0007_rules': rules,
 };
 
 /** Brings the schema up to date. The CLI, start-up and the tests all come through here. */

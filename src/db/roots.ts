@@ -4,9 +4,10 @@ import { StaleVersionError } from './errors.ts';
 
 /**
  * The concurrency roots: every write names one, and its version moves with every change to what it answers for
- * (a bundle: its list form; an option: itself and its products; a price book: itself and its entries).
+ * (a bundle: its list form; an option: itself and its products; a price book: itself and its entries; a rule:
+ * itself).
  */
-export type Root = 'bundles' | 'bundle_options' | 'price_books';
+export type Root = 'bundles' | 'bundle_options' | 'price_books' | 'bundle_rules';
 
 /** The versions If-Match accepts: null for any (no If-Match, or `*`), else these (none: nothing can match). */
 export type ExpectedVersions = readonly number[] | null;
@@ -24,12 +25,16 @@ interface RootKey {
   bundleId?: string;
 }
 
+/** The bundle of a root that names its bundle: the path's, when it gives one, else the row's own. */
+const ownBundle = (table: 'bundle_options' | 'bundle_rules') => (key: RootKey) =>
+  key.bundleId === undefined
+    ? sql`(select bundle_id from ${sql.table(table)} where account_id = ${key.accountId} and id = ${key.id})`
+    : sql`${key.bundleId}`;
+
 /** The bundle a root of a bundle belongs to, as SQL. */
 const bundleOfRoot = {
-  bundle_options: (key: RootKey) =>
-    key.bundleId === undefined
-      ? sql`(select bundle_id from bundle_options where account_id = ${key.accountId} and id = ${key.id})`
-      : sql`${key.bundleId}`,
+  bundle_options: ownBundle('bundle_options'),
+  bundle_rules: ownBundle('bundle_rules'),
   price_books: (key: RootKey) =>
     sql`(select o.bundle_id from price_books b join bundle_options o
           on o.account_id = b.account_id and o.id = b.bundle_option_id

@@ -5,6 +5,7 @@ import { readSnapshot } from '../db/snapshot.ts';
 import { recordEvent } from '../events/events.service.ts';
 import type { PriceBook } from '../price-books/price-books.schemas.ts';
 import { bodyItem, notFound, throwIfConflicts, throwIfProblems } from '../problems.ts';
+import { removeFromRules } from '../rules/rule-references.ts';
 import { copyOptions } from './option-copy.ts';
 import {
   insertOption,
@@ -169,7 +170,7 @@ export async function updateOption(
   });
 }
 
-/** Deletes the option; the cascades take its products, its price books and their entries. */
+/** Deletes the option; the cascades take its products, its price books and their entries; rules lose it. */
 export async function deleteOption(
   db: Db,
   accountId: string,
@@ -180,6 +181,7 @@ export async function deleteOption(
   await db.transaction().execute(async (tx) => {
     await lockOption(tx, accountId, bundleId, optionId, expected);
     await deleteOptionRow(tx, accountId, optionId);
+    await removeFromRules(tx, accountId, bundleId, { optionId });
     await recordEvent(tx, accountId, 'option.deleted', { id: optionId, deleted: true });
   });
 }
@@ -297,8 +299,8 @@ export async function updateOptionProduct(
 }
 
 /**
- * Removes a product from an option; the cascades remove its entries in the option's price books. An option
- * whose default it was is left without a default rather than pointing at nothing.
+ * Removes a product from an option; the cascades remove its entries in the option's price books, and rules lose
+ * it. An option whose default it was is left without a default rather than pointing at nothing.
  */
 export async function removeOptionProduct(
   db: Db,
@@ -313,6 +315,10 @@ export async function removeOptionProduct(
     if (option.default_option_product_id === product.id) {
       await updateOptionRow(tx, accountId, option.id, { default_option_product_id: null });
     }
+    await removeFromRules(tx, accountId, path.bundleId, {
+      optionId: path.optionId,
+      productId: path.productId,
+    });
     return {
       value: await productsChanged(tx, accountId, path.bundleId, path.optionId),
       version: option.version,

@@ -20,7 +20,7 @@ const layers: readonly (readonly string[])[] = [
   ['keys'],
   ['http'],
   ['events', 'catalogue'],
-  ['bundles', 'options', 'price-books', 'bundle-details', 'quotes'],
+  ['bundles', 'options', 'price-books', 'bundle-details', 'quotes', 'rules'],
   ['demo', 'api-limits.ts'],
   ['app.ts'],
   ['server.ts'],

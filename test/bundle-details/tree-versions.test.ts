@@ -11,6 +11,7 @@ const childTables = [
   'price_book_products',
   'price_book_prices',
   'product_variants',
+  'bundle_rules',
 ];
 
 // Written straight to the tables, not through the API: the triggers must hold whatever path a change takes.
@@ -42,7 +43,9 @@ describeEachDatabase('bundles.tree_version triggers', (ctx) => {
                   case when t.tgtype & 16 <> 0 then 'update' end,
                   case when t.tgtype & 8 <> 0 then 'delete' end) as events
               from pg_trigger t join pg_class c on c.oid = t.tgrelid
-              where not t.tgisinternal and t.tgfoid = 'cpq_bump_tree_version'::regproc`.execute(ctx.db)
+              where not t.tgisinternal and t.tgfoid in ('cpq_bump_tree_version'::regproc, 'cpq_bump_tree_version_rules'::regproc)`.execute(
+              ctx.db,
+            )
           ).rows.flatMap((r) => r.events.split(',').map((e) => `${r.table} ${e}`))
         : (
             await sql<{ table: string; sql: string }>`
@@ -185,6 +188,25 @@ describeEachDatabase('bundles.tree_version triggers', (ctx) => {
     assert.deepEqual(
       await moves(id, () => ctx.db.deleteFrom('bundle_options').where('id', '=', made.id).execute()),
       counts,
+    );
+
+    const rule = {
+      ...option,
+      id: 'rul_TRIGGER',
+      name: 'R',
+      kind: 'requires' as const,
+      when_json: '{}',
+      then_json: '[]',
+      message: null,
+      is_active: true,
+      display_order: 0,
+    };
+    const ofRule = ctx.db.updateTable('bundle_rules').where('id', '=', rule.id);
+    assert.deepEqual(await moves(id, () => ctx.db.insertInto('bundle_rules').values(rule).execute()), tree);
+    assert.deepEqual(await moves(id, () => ofRule.set({ is_active: false }).execute()), tree, 'rule');
+    assert.deepEqual(
+      await moves(id, () => ctx.db.deleteFrom('bundle_rules').where('id', '=', rule.id).execute()),
+      tree,
     );
   });
 

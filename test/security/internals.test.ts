@@ -40,6 +40,7 @@ const catalogue = [
   'price_book_products',
   'price_book_prices',
   'product_variants',
+  'bundle_rules',
 ];
 
 describeEachDatabase('500s on every route show no SQL, stack or path', (ctx) => {

@@ -30,6 +30,7 @@ interface Ids {
   productId: string;
   optionProductId: string;
   priceBookId: string;
+  ruleId: string;
   eventId: string;
 }
 
@@ -89,6 +90,16 @@ async function dataSet(ctx: TestContext, key: string, tag: string): Promise<Ids>
     }),
     'default product',
   );
+  const rule = await ctx.call('POST', `/v1/bundles/${bundle.id}/rules`, {
+    key,
+    body: {
+      name: `${tag}-RULE`,
+      kind: 'requires',
+      when: { optionId: option.id, productId: first.productId },
+      then: [{ optionId: option.id }],
+    },
+  });
+  expectOk(rule, 'rule');
   const events = await ctx.call('GET', '/v1/events', { key, query: { limit: '1' } });
   return {
     bundleId: bundle.id,
@@ -96,6 +107,7 @@ async function dataSet(ctx: TestContext, key: string, tag: string): Promise<Ids>
     productId: first.productId,
     optionProductId: first.id,
     priceBookId: option.priceBookId,
+    ruleId: rule.body.id,
     eventId: events.body.events[0].id,
   };
 }

@@ -1,0 +1,103 @@
+import { Type } from 'typebox';
+import { BundlePath } from '../bundles/bundles.schemas.ts';
+import { ProblemRef } from '../http/common-schemas.ts';
+import { expectedVersions, tagged, taggedWrite } from '../http/conditional.ts';
+import type { Routes } from '../http/routes.ts';
+import { Rule, RuleBody, RuleList, RulePath } from './rules.schemas.ts';
+import { createRule, deleteRule, getRule, listRules, replaceRule } from './rules.service.ts';
+
+const tags = ['rules'];
+
+export const rulesRoutes: Routes = async (app, { db }) => {
+  app.get(
+    '/bundles/:bundleId/rules',
+    {
+      schema: {
+        operationId: 'listRules',
+        summary: "List a bundle's configuration rules",
+        tags,
+        params: BundlePath,
+        response: { 200: RuleList },
+      },
+    },
+    async (request) => listRules(db, request.account.id, request.params.bundleId),
+  );
+
+  app.post(
+    '/bundles/:bundleId/rules',
+    {
+      schema: {
+        operationId: 'createRule',
+        summary: 'Create a configuration rule in a bundle',
+        description:
+          'A requires rule: when `when` holds, every selector of `then` must hold; an excludes rule: none may. ' +
+          `A bundle holds at most 500 rules (422 rule_violation).`,
+        tags,
+        params: BundlePath,
+        body: RuleBody,
+        response: { 201: Rule, 422: ProblemRef },
+      },
+    },
+    async (request, reply) => {
+      const { bundleId } = request.params;
+      const made = await createRule(db, request.account.id, bundleId, request.body);
+      const rule = tagged(reply, made.value.id, made);
+      return reply.code(201).header('location', `/v1/bundles/${bundleId}/rules/${rule.id}`).send(rule);
+    },
+  );
+
+  app.get(
+    '/bundles/:bundleId/rules/:ruleId',
+    {
+      schema: {
+        operationId: 'getRule',
+        summary: 'Read a configuration rule',
+        tags,
+        params: RulePath,
+        response: { 200: Rule },
+      },
+    },
+    async (request, reply) => {
+      const { bundleId, ruleId } = request.params;
+      return tagged(reply, ruleId, await getRule(db, request.account.id, bundleId, ruleId));
+    },
+  );
+
+  app.put(
+    '/bundles/:bundleId/rules/:ruleId',
+    {
+      schema: {
+        operationId: 'replaceRule',
+        summary: 'Replace a configuration rule as a whole',
+        tags,
+        params: RulePath,
+        body: RuleBody,
+        response: { 200: Rule, 422: ProblemRef },
+      },
+    },
+    async (request, reply) => {
+      const { bundleId, ruleId } = request.params;
+      return taggedWrite(request, reply, ruleId, (expected) =>
+        replaceRule(db, request.account.id, bundleId, ruleId, request.body, expected),
+      );
+    },
+  );
+
+  app.delete(
+    '/bundles/:bundleId/rules/:ruleId',
+    {
+      schema: {
+        operationId: 'deleteRule',
+        summary: 'Delete a configuration rule',
+        tags,
+        params: RulePath,
+        response: { 204: Type.Null({ description: 'Deleted; no body' }) },
+      },
+    },
+    async (request, reply) => {
+      const { bundleId, ruleId } = request.params;
+      await deleteRule(db, request.account.id, bundleId, ruleId, expectedVersions(request, ruleId));
+      return reply.code(204).send(null);
+    },
+  );
+};

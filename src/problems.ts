@@ -47,6 +47,9 @@ export const ProblemItem = Type.Object(
     ),
     pointer: Type.String({ description: 'JSON Pointer into that part of the request (RFC 6901)' }),
     message: Type.String(),
+    ruleId: Type.Optional(
+      Type.String({ description: 'With code rule_violated: the configuration rule that is broken (C14)' }),
+    ),
   },
   { $id: 'ProblemItem' },
 );

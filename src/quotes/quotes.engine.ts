@@ -9,6 +9,7 @@ import {
   toJsonNumber,
 } from '../pricing/money.ts';
 import { type ProblemItem, pointer } from '../problems.ts';
+import { type ModelRule, ruleHolds, ruleMessage } from '../rules/rule-logic.ts';
 import { MAX_QUOTE_LINES, type Quote, type QuoteLine, type QuoteRequest } from './quotes.schemas.ts';
 
 /** What a quote needs to know of one bundle, with prices in the quote's currency only. */
@@ -17,6 +18,8 @@ export interface CatalogueBundle {
   isActive: boolean;
   /** In display order: left-out INCLUDED options are filled in this order. */
   options: CatalogueOption[];
+  /** The bundle's active configuration rules (C14), in display order. */
+  rules: ModelRule[];
 }
 
 export interface CatalogueOption {
@@ -63,6 +66,7 @@ export const quoteViolationCodes = [
   'unit_price_not_editable',
   'price_book_deleted',
   'price_book_not_effective',
+  'rule_violated',
   ...priceErrorCodes,
 ] as const;
 export type QuoteViolationCode = (typeof quoteViolationCodes)[number];
@@ -190,6 +194,8 @@ export function priceQuote(
   const report = (code: QuoteViolationCode, where: string, message: string) =>
     violations.push({ code, in: 'body', pointer: where, message });
 
+  /** The CRM product ids the configuration holds in each option of the bundle being checked. */
+  let held = new Map<string, Set<string>>();
   const priceOption = (
     bundle: CatalogueBundle,
     multiplier: number,
@@ -241,6 +247,7 @@ export function priceQuote(
         continue;
       }
       seen.add(product.id);
+      held.set(option.id, (held.get(option.id) ?? new Set()).add(product.productId));
       const name = `product ${product.productId}`;
 
       const quantityWrong = quantityProblem(product, input.quantity);
@@ -317,6 +324,7 @@ export function priceQuote(
     const multiplier = requested.quantity ?? 1;
     const options = new Map(bundle.options.map((o) => [o.id, o]));
     const chosen = new Set<string>();
+    held = new Map();
 
     requested.options.forEach((requestedOption, j) => {
       const optionAt = pointer('bundles', i, 'options', j);
@@ -364,6 +372,17 @@ export function priceQuote(
       const input = { productId: fallback.productId, quantity: defaultQuantity(fallback) };
       const choice: Choice = { input, at: () => optionsAt, defaulted: true };
       priceOption(bundle, multiplier, option, [choice], { option: optionsAt, count: optionsAt });
+    }
+
+    // Rules read the configuration as priced: the products chosen and those filling left-out INCLUDED options.
+    const configuration = {
+      product: (optionId: string, productId: string) => held.get(optionId)?.has(productId) ?? false,
+      option: (optionId: string) => held.has(optionId),
+    };
+    for (const rule of bundle.rules) {
+      if (ruleHolds(rule, configuration)) continue;
+      const message = ruleMessage(rule);
+      violations.push({ code: 'rule_violated', ruleId: rule.id, in: 'body', pointer: optionsAt, message });
     }
   });
 

@@ -1,11 +1,12 @@
 import { type CatalogueRows, loadCatalogueRows, stampsOf } from '../catalogue/catalogue.repository.ts';
 import { toAdjustment } from '../catalogue/stored-prices.ts';
 import type { Executor } from '../db/database.ts';
+import { listRulesOfBundles, toRule } from '../rules/rules.repository.ts';
 import type { CatalogueBundle, CatalogueOption, CatalogueProduct } from './quotes.engine.ts';
 
 /**
  * The bundles a quote names, with prices in its currency from price books live at `at`, through the catalogue's
- * four queries; each option's current book comes with its state, which a quote reports (deleted, or not
+ * four queries and one for their active rules; each option's current book comes with its state, which a quote reports (deleted, or not
  * effective at `at`). Bundles the account does not have are absent.
  */
 export async function loadQuoteCatalogue(
@@ -65,8 +66,13 @@ export async function loadQuoteCatalogue(
   }
 
   const catalogue = new Map<string, CatalogueBundle>(
-    rows.bundles.map((b) => [b.id, { id: b.id, isActive: Boolean(b.is_active), options: [] }]),
+    rows.bundles.map((b) => [b.id, { id: b.id, isActive: Boolean(b.is_active), options: [], rules: [] }]),
   );
+  for (const row of await listRulesOfBundles(db, accountId, [...catalogue.keys()])) {
+    if (!row.is_active) continue;
+    weight += 300 + 2 * (row.when_json.length + row.then_json.length + (row.message?.length ?? 0));
+    catalogue.get(row.bundle_id)?.rules.push(toRule(row));
+  }
   for (const o of rows.options) {
     const option: CatalogueOption = {
       id: o.id,

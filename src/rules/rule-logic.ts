@@ -59,3 +59,15 @@ export function ruleHolds(rule: RuleLogic, chosen: Chosen): boolean {
     ? rule.then.every((s) => selectorHolds(s, chosen))
     : !rule.then.some((s) => selectorHolds(s, chosen));
 }
+
+/** A rule as quotes and the configurator read it. */
+export interface ModelRule extends RuleLogic {
+  id: string;
+  name: string;
+  message: string | null;
+}
+
+/** What a sales rep reads about a rule: its message, else its name. */
+export function ruleMessage(rule: ModelRule): string {
+  return rule.message ?? rule.name;
+}

@@ -94,4 +94,58 @@ describeEachDatabase('quote catalogue cache across instances', (ctx) => {
     );
     assert.equal(nowEffective.body.total, 22.5);
   });
+  test('a rule made, changed or deleted through A shows at once in quotes through B', async () => {
+    const { bundle, options } = await createBundle(ctx);
+    const [base, extras] = options;
+    for (const option of [base, extras]) {
+      const result = await ctx.call('PUT', `/v1/pricebooks/${option.priceBookId}/prices`, {
+        body: option.products.map((p: { productId: string }) => ({
+          productId: p.productId,
+          currency: 'USD',
+          standardPrice: 10,
+        })),
+      });
+      assert.equal(result.status, 200, result.text);
+    }
+    const request = {
+      currency: 'USD',
+      bundles: [
+        {
+          bundleId: bundle.id,
+          options: [{ optionId: base.id, products: [{ productId: 'BASE-L', quantity: 1 }] }],
+        },
+      ],
+    };
+    const quoteB = () => callApp(other, ctx.key, 'POST', '/v1/quotes/price', { body: request });
+    assert.equal((await quoteB()).status, 200);
+    assert.equal((await quoteB()).status, 200, 'cached');
+
+    const rules = `/v1/bundles/${bundle.id}/rules`;
+    const body = {
+      name: 'Large needs the warranty',
+      kind: 'requires',
+      when: { optionId: base.id, productId: 'BASE-L' },
+      then: [{ optionId: extras.id, productId: 'EXTRA-WARRANTY' }],
+      message: 'Add the warranty',
+    };
+    const made = await ctx.call('POST', rules, { body });
+    assert.equal(made.status, 201, made.text);
+    const broken = await quoteB();
+    assert.equal(broken.status, 422, 'a new rule');
+    assert.deepEqual(
+      broken.body.errors.map((e: { code: string; ruleId: string; message: string }) => [
+        e.code,
+        e.ruleId,
+        e.message,
+      ]),
+      [['rule_violated', made.body.id, 'Add the warranty']],
+    );
+    const off = await ctx.call('PUT', `${rules}/${made.body.id}`, { body: { ...body, isActive: false } });
+    assert.equal(off.status, 200, off.text);
+    assert.equal((await quoteB()).status, 200, 'an inactive rule checks nothing');
+    assert.equal((await ctx.call('PUT', `${rules}/${made.body.id}`, { body })).status, 200);
+    assert.equal((await quoteB()).status, 422, 'active again');
+    assert.equal((await ctx.call('DELETE', `${rules}/${made.body.id}`)).status, 204);
+    assert.equal((await quoteB()).status, 200, 'a deleted rule');
+  });
 });

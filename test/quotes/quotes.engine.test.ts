@@ -52,8 +52,11 @@ function option(
   };
 }
 
-function catalogue(...bundles: CatalogueBundle[]): Map<string, CatalogueBundle> {
-  return new Map(bundles.map((b) => [b.id, b]));
+/** Bundles by id; a bundle given without rules has none. */
+function catalogue(
+  ...bundles: (Omit<CatalogueBundle, 'rules'> & Partial<Pick<CatalogueBundle, 'rules'>>)[]
+): Map<string, CatalogueBundle> {
+  return new Map(bundles.map((b) => [b.id, { rules: [], ...b }]));
 }
 
 type Products = QuoteRequest['bundles'][number]['options'][number]['products'];
@@ -660,6 +663,88 @@ describe('priceQuote: violations', () => {
     const cat = single(option('opt_a', [product('opp_1', { adjustment: adj })]));
     assert.deepEqual(violations(request(one('crm-1', { properties: { 'a/b~c': 'y' } })), cat), [
       ['no_matching_value', '/bundles/0/options/0/products/0/properties/a~1b~0c'],
+    ]);
+  });
+});
+
+describe('priceQuote: configuration rules', () => {
+  const base = option('opt_base', [product('opp_s'), product('opp_l')], {
+    type: 'INCLUDED',
+    maxCount: 1,
+    defaultOptionProductId: 'opp_s',
+  });
+  const extras = option('opt_x', [product('opp_w'), product('opp_k')]);
+  const needsWarranty = {
+    id: 'rul_w',
+    name: 'Large needs warranty',
+    kind: 'requires' as const,
+    when: { optionId: 'opt_base', productId: 'crm-l' },
+    then: [{ optionId: 'opt_x', productId: 'crm-w' }],
+    message: 'The large base needs the warranty',
+  };
+  const noKitOnDefault = {
+    id: 'rul_k',
+    name: 'No kit on the small base',
+    kind: 'excludes' as const,
+    when: {
+      all: [{ optionId: 'opt_base', productId: 'crm-s' }, { not: { optionId: 'opt_x', productId: 'crm-w' } }],
+    },
+    then: [{ optionId: 'opt_x' }],
+    message: null,
+  };
+  const cat = catalogue({
+    id: 'bnd_1',
+    isActive: true,
+    options: [base, extras],
+    rules: [needsWarranty, noKitOnDefault],
+  });
+  const pick = (optionId: string, ...productIds: string[]) => ({
+    optionId,
+    products: productIds.map((productId) => ({ productId, quantity: 1 })),
+  });
+
+  it('a configuration that keeps every rule is priced', () => {
+    assert.equal(quoted(request([pick('opt_base', 'crm-l'), pick('opt_x', 'crm-w')]), cat).total, 20);
+    assert.equal(quoted(request([pick('opt_base', 'crm-s')]), cat).total, 10);
+  });
+
+  it('a broken rule is rule_violated at the bundle’s options, with its id and message (else its name)', () => {
+    const outcome = priceQuote(request([pick('opt_base', 'crm-l')]), cat, AT);
+    assert.ok(!outcome.ok);
+    assert.deepEqual(outcome.violations, [
+      {
+        code: 'rule_violated',
+        ruleId: 'rul_w',
+        in: 'body',
+        pointer: '/bundles/0/options',
+        message: 'The large base needs the warranty',
+      },
+    ]);
+    // The left-out INCLUDED option is filled with its default, and rules read that default.
+    const defaulted = priceQuote(request([pick('opt_x', 'crm-k')]), cat, AT);
+    assert.ok(!defaulted.ok);
+    assert.deepEqual(
+      defaulted.violations.map((v) => [v.code, v.ruleId, v.message]),
+      [['rule_violated', 'rul_k', 'No kit on the small base']],
+    );
+  });
+
+  it('rule violations come all at once with the other violations', () => {
+    const req = request([
+      {
+        optionId: 'opt_base',
+        products: [
+          { productId: 'crm-l', quantity: 1 },
+          { productId: 'crm-s', quantity: 1 },
+        ],
+      },
+      pick('opt_x', 'crm-k', 'crm-nope'),
+    ]);
+    assert.deepEqual(violations(req, cat), [
+      ['too_many_products', '/bundles/0/options/0/products'],
+      ['unknown_product', '/bundles/0/options/1/products/1/productId'],
+      ['rule_violated', '/bundles/0/options'],
+      ['rule_violated', '/bundles/0/options'],
     ]);
   });
 });

@@ -363,7 +363,7 @@ describeEachDatabase('POST /v1/quotes/price', (ctx) => {
       }
     });
 
-    test('loads with the same four queries whatever the number of bundles', async () => {
+    test('loads with the same five queries whatever the number of bundles (the details four, and rules)', async () => {
       const more = [await createPricedBundle(ctx), await createPricedBundle(ctx)];
       const counted = countingQueries(ctx.db);
       const count = async (bundles: CreatedBundle[]) => {
@@ -379,8 +379,8 @@ describeEachDatabase('POST /v1/quotes/price', (ctx) => {
         assert.equal(answer.lines.length, 3 * bundles.length);
         return counted.take();
       };
-      assert.equal(await count([priced]), 4);
-      assert.equal(await count([priced, ...more]), 4);
+      assert.equal(await count([priced]), 5);
+      assert.equal(await count([priced, ...more]), 5);
     });
 
     test('is a read: allowed to a read-only key, and changes nothing', async () => {

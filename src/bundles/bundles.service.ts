@@ -8,7 +8,7 @@ import { newId } from '../ids.ts';
 import { copyOptions } from '../options/option-copy.ts';
 import { insertOption, optionCreateConflicts, optionCreateProblems } from '../options/option-create.ts';
 import { listOptionsOfBundle } from '../options/options.repository.ts';
-import { invalid, notFound, throwIfConflicts, throwIfProblems } from '../problems.ts';
+import { notFound, throwIfConflicts, throwIfProblems } from '../problems.ts';
 import { copyRules } from '../rules/rule-references.ts';
 import {
   type BundleRow,

@@ -172,6 +172,7 @@ export const tableNames = Object.keys({
   price_book_products: true,
   price_book_prices: true,
   product_variants: true,
+  bundle_rules: true,
   idempotency_keys: true,
   events: true,
 } satisfies Record<keyof Database, true>) as (keyof Database)[];

@@ -5,7 +5,7 @@ import { recordEvents } from '../events/events.service.ts';
 import { newId } from '../ids.ts';
 import { listOptionsOfBundle } from '../options/options.repository.ts';
 import { bodyItem, invalid, notFound, type ProblemItem } from '../problems.ts';
-import { mapSelectors, selectorsOf } from './rule-logic.ts';
+import { selectorsOf } from './rule-logic.ts';
 import {
   deleteRules,
   findRule,
@@ -17,7 +17,7 @@ import {
   toRule,
   updateRule,
 } from './rules.repository.ts';
-import { MAX_RULES_PER_BUNDLE, type Rule, type RuleBody, type Selector } from './rules.schemas.ts';
+import { MAX_RULES_PER_BUNDLE, type Rule, type RuleBody } from './rules.schemas.ts';
 
 /** Every selector of the body that names an option or product the bundle does not have: 422 unknown_reference. */
 async function checkReferences(tx: Executor, accountId: string, bundleId: string, body: RuleBody) {

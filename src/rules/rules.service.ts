@@ -79,6 +79,19 @@ export async function getRule(
   return { value: toRule(row), version: row.version };
 }
 
+/** A PUT replaces the whole rule, so create and replace store a body the same way; only the default place differs. */
+function storedFields(body: RuleBody, defaultDisplayOrder: number) {
+  return {
+    name: body.name,
+    kind: body.kind,
+    when_json: JSON.stringify(body.when),
+    then_json: JSON.stringify(body.then),
+    message: body.message ?? null,
+    is_active: body.isActive ?? true,
+    display_order: body.displayOrder ?? defaultDisplayOrder,
+  };
+}
+
 export async function createRule(
   db: Db,
   accountId: string,
@@ -99,13 +112,7 @@ export async function createRule(
       account_id: accountId,
       id: newId('rule'),
       bundle_id: bundleId,
-      name: body.name,
-      kind: body.kind,
-      when_json: JSON.stringify(body.when),
-      then_json: JSON.stringify(body.then),
-      message: body.message ?? null,
-      is_active: body.isActive ?? true,
-      display_order: body.displayOrder ?? nextDisplayOrder,
+      ...storedFields(body, nextDisplayOrder),
       version: 1,
       created_at: now,
       updated_at: now,
@@ -130,13 +137,7 @@ export async function replaceRule(
     await checkReferences(tx, accountId, bundleId, body);
     const row: RuleRow = {
       ...current,
-      name: body.name,
-      kind: body.kind,
-      when_json: JSON.stringify(body.when),
-      then_json: JSON.stringify(body.then),
-      message: body.message ?? null,
-      is_active: body.isActive ?? true,
-      display_order: body.displayOrder ?? current.display_order,
+      ...storedFields(body, current.display_order),
     };
     await updateRule(tx, row);
     const value = toRule(row);

@@ -8,7 +8,7 @@ import * as timestampsAndListIndexes from './migrations/0006_timestamps_and_list
 import * as rules from './migrations/0007_rules.ts';
 
 // Listed in code, not read from a folder: the set is the same wherever the process starts from.
-const migrations: Record<string, Migration> = {
+export const migrations: Record<string, Migration> = {
   '0001_accounts_and_keys': accountsAndKeys,
   '0002_catalogue': catalogue,
   '0003_idempotency_keys': idempotencyKeys,

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type Kysely, sql } from 'kysely';
-import { migrateToLatest } from '../../src/db/migrate.ts';
-import { down as undoTimestamps } from '../../src/db/migrations/0006_timestamps_and_list_indexes.ts';
+import { Migrator } from 'kysely';
+import { migrateToLatest, migrations } from '../../src/db/migrate.ts';
 import { assertProblem, describeEachDatabase } from '../helpers/app.ts';
 import { createBundle } from '../helpers/factories.ts';
 
@@ -152,10 +151,14 @@ describeEachDatabase('lists and timestamps', (ctx) => {
     const { options } = await createBundle(ctx);
     const [option] = options;
     const { db } = ctx;
-    // Undo 0006 on this database, leaving the products as 0005 knew them, and migrate again.
-    await undoTimestamps(db as unknown as Kysely<unknown>);
-    await sql`delete from kysely_migration where name = '0006_timestamps_and_list_indexes'`.execute(db);
-    assert.deepEqual(await migrateToLatest(db), ['0006_timestamps_and_list_indexes']);
+    // Undo 0006 and every later migration on this database, leaving the products as 0005 knew them, and migrate again.
+    const undone = await new Migrator({ db, provider: { getMigrations: async () => migrations } }).migrateTo(
+      '0005_events',
+    );
+    assert.equal(undone.error, undefined);
+    const later = Object.keys(migrations).filter((name) => name > '0005_events');
+    assert.ok(later.includes('0006_timestamps_and_list_indexes'));
+    assert.deepEqual(await migrateToLatest(db), later);
     const read = (await ctx.call('GET', `/v1/bundles/${option.bundleId}/options/${option.id}`)).body;
     assert.ok(read.products.length > 0);
     for (const product of read.products) {

@@ -2,8 +2,9 @@
 // test/faults with more cycles, including the PostgreSQL restart that npm test leaves out. Without --seed it draws a
 // new seed per database (npm test runs the committed ones of test/fuzz/seeds.ts). Prints progress on stderr and the
 // figures at the end, with the seed and a replay command for any failure; exits 1 on any failure.
-//   npm run fuzz -- --runs 5000 --db both --kill-cycles 5 [--seed N] [--no-faults]
+//   npm run fuzz -- --runs 5000 --db both --kill-cycles 5 [--seed N] [--no-faults] [--configure-runs N]
 import { parseArgs } from 'node:util';
+import fc from 'fast-check';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import type { Dialect } from '../src/db/database.ts';
@@ -17,6 +18,7 @@ import {
 } from '../test/faults/scenarios.ts';
 import { type FuzzReport, fuzz } from '../test/fuzz/fuzzer.ts';
 import { createTestDatabase } from '../test/helpers/database.ts';
+import { bundleCase, check } from '../test/rules/configurator-oracle.ts';
 
 const { values } = parseArgs({
   options: {
@@ -26,13 +28,15 @@ const { values } = parseArgs({
     steps: { type: 'string', default: '12' },
     'kill-cycles': { type: 'string', default: '5' },
     'no-faults': { type: 'boolean', default: false },
+    'configure-runs': { type: 'string', default: '20000' },
   },
 });
 const runs = Number(values.runs);
 const dialects: Dialect[] = values.db === 'both' ? ['sqlite', 'postgres'] : [values.db as Dialect];
 if (!Number.isInteger(runs) || runs < 1 || !dialects.every((d) => d === 'sqlite' || d === 'postgres')) {
   console.error(
-    'usage: npm run fuzz -- [--runs N] [--db sqlite|postgres|both] [--seed N] [--kill-cycles N] [--no-faults]',
+    'usage: npm run fuzz -- [--runs N] [--db sqlite|postgres|both] [--seed N] [--kill-cycles N] [--no-faults] ' +
+      '[--configure-runs N]',
   );
   process.exit(2);
 }
@@ -105,7 +109,24 @@ try {
   if (dialects.includes('postgres')) await ensurePostgresRunning();
 }
 
-let failed = false;
+// The configurator against brute force on new random bundles (test/rules/configurator-oracle.ts).
+const configureSeed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(values.seed);
+const configureRuns = Number(values['configure-runs']);
+console.error(`configure against brute force, ${configureRuns} bundles, seed ${configureSeed}`);
+const configureResult = fc.check(fc.property(bundleCase, check), {
+  seed: configureSeed,
+  numRuns: configureRuns,
+});
+
+let failed = configureResult.failed;
+console.log(`\n## Configure against brute force, seed ${configureSeed}: ${configureResult.numRuns} bundles`);
+if (configureResult.failed) {
+  console.log(`FAILURE (seed ${configureSeed}) ${String(configureResult.errorInstance).split('\n')[0]}`);
+  console.log(
+    `Replay: npm run fuzz -- --seed ${configureSeed} --configure-runs ${configureRuns} --runs 1 --no-faults; once ` +
+      'fixed, add the seed to SEEDS in test/rules/configurator.property.test.ts.',
+  );
+}
 for (const [dialect, report] of fuzzReports) {
   failed ||= report.failures.length > 0;
   console.log(`\n## Fuzz [${dialect}] seed ${report.seed}`);

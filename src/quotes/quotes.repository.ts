@@ -5,16 +5,17 @@ import { listRulesOfBundles, toRule } from '../rules/rules.repository.ts';
 import type { CatalogueBundle, CatalogueOption, CatalogueProduct } from './quotes.engine.ts';
 
 /**
- * The bundles a quote names, with prices in its currency from price books live at `at`, through the catalogue's
- * four queries and one for their active rules; each option's current book comes with its state, which a quote reports (deleted, or not
- * effective at `at`). Bundles the account does not have are absent.
+ * The bundles a quote names, with prices in its currency (in any when undefined: for a caller that prices
+ * nothing) from price books live at `at`, through the catalogue's four queries and one for their active rules;
+ * each option's current book comes with its state, which a quote reports (deleted, or not effective at `at`).
+ * Bundles the account does not have are absent.
  */
 export async function loadQuoteCatalogue(
   db: Executor,
   accountId: string,
   bundleIds: readonly string[],
   at: string,
-  currency: string,
+  currency: string | undefined,
 ): Promise<{
   catalogue: Map<string, CatalogueBundle>;
   books: CatalogueRows['books'];

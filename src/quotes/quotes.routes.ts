@@ -1,6 +1,9 @@
 import { Type } from 'typebox';
+import { BundlePath } from '../bundles/bundles.schemas.ts';
 import { StampedCache } from '../catalogue/stamped-cache.ts';
 import type { Routes } from '../http/routes.ts';
+import { Configuration, ConfigureRequest } from './configure.schemas.ts';
+import { configureBundle } from './configure.service.ts';
 import { quoteViolationCodes } from './quotes.engine.ts';
 import { Quote, QuoteRequest } from './quotes.schemas.ts';
 import { type CachedCatalogue, quote } from './quotes.service.ts';
@@ -37,5 +40,30 @@ export const quotesRoutes: Routes = async (app, { db, config, answers }) => {
       },
     },
     async (request) => quote(db, cache, answers.gate, request.account.id, request.body),
+  );
+
+  app.post(
+    '/bundles/:bundleId/configure',
+    {
+      config: { readOnlyAllowed: true },
+      schema: {
+        operationId: 'configureBundle',
+        summary:
+          'The exact state of every product of a bundle given a partial configuration, and a completion',
+        description:
+          'A read, like a quote: nothing is stored, read-only keys may call it. A valid configuration has at least ' +
+          'one product in every INCLUDED option, each chosen option within minCount..maxCount (an ADD_ON option may ' +
+          'be left out), and every active rule kept. Each product is selected, required (in every valid ' +
+          'configuration that extends the selections and avoids the rejections), excluded (in none) or available ' +
+          '(in some): exactly, for every input, so a product shown available can always be completed. ' +
+          'See docs/configuration.md.',
+        tags: ['quotes'],
+        params: BundlePath,
+        body: ConfigureRequest,
+        response: { 200: Configuration, 422: Type.Ref('Problem') },
+      },
+    },
+    async (request) =>
+      configureBundle(db, cache, answers.gate, request.account.id, request.params.bundleId, request.body),
   );
 };

@@ -3,22 +3,63 @@ import type { Db } from '../db/database.ts';
 import { readSnapshot } from '../db/snapshot.ts';
 import type { AnswerGate } from '../http/heavy-answers.ts';
 import { normaliseInstant } from '../price-books/instants.ts';
-import { invalid, invalidOrUnknownReference } from '../problems.ts';
+import { invalid, invalidOrUnknownReference, type ProblemItem } from '../problems.ts';
 import { type CatalogueBundle, checkQuoteRequest, priceQuote } from './quotes.engine.ts';
 import { loadQuoteCatalogue } from './quotes.repository.ts';
 import type { Quote, QuoteRequest } from './quotes.schemas.ts';
 
-/** The bundles of a quote in one currency, as loaded for now. */
+/** The bundles of a quote in one currency (or none: no prices), as loaded for now. */
 export interface CachedCatalogue extends Stamped {
   catalogue: Map<string, CatalogueBundle>;
 }
 
+/** The instant a request asks for, normalised to UTC; a 400 problem at /at when it cannot be represented. */
+export function requestedInstant(
+  at: string | undefined,
+): { at: string | undefined } | { problem: ProblemItem } {
+  if (at === undefined) return { at };
+  const normalised = normaliseInstant(at);
+  if (normalised !== null) return { at: normalised };
+  return {
+    problem: {
+      code: 'unrepresentable_instant',
+      in: 'body',
+      pointer: '/at',
+      message: 'is not an instant between years 0000 and 9999 in UTC',
+    },
+  };
+}
+
 /**
- * Checks and prices a configuration: a read, so nothing is written. Quotes for now reuse what `cache` holds
- * for the same bundles and currency while it still holds (StampedCache.through: the bundles' versions and the
- * books' effective windows, checked on every request); quotes for another instant (`at`) load afresh. Loading
- * a catalogue waits its turn at `gate`, as building bundle details does.
+ * The catalogue of some bundles with prices in `currency` (none wanted when null), and the instant it is for. For
+ * now it comes through `cache` while that still holds (the bundles' versions and the books' effective windows,
+ * checked on every request); for another instant (`at`) it is loaded afresh. Loading waits its turn at `gate`, as
+ * building bundle details does.
  */
+export async function catalogueOf(
+  db: Db,
+  cache: StampedCache<CachedCatalogue> | null,
+  gate: AnswerGate,
+  accountId: string,
+  request: { bundleIds: string[]; currency: string | null; at: string | undefined },
+): Promise<{ catalogue: Map<string, CatalogueBundle>; at: string }> {
+  const bundleIds = [...new Set(request.bundleIds)].sort();
+  const currency = request.currency ?? undefined;
+  const load = (at: string) =>
+    gate.run(() => readSnapshot(db, (tx) => loadQuoteCatalogue(tx, accountId, bundleIds, at, currency)));
+  if (request.at !== undefined || cache === null) {
+    const at = request.at ?? new Date().toISOString();
+    return { catalogue: (await load(at)).catalogue, at };
+  }
+  const key = JSON.stringify([accountId, request.currency, bundleIds]);
+  const held = await throughStamps(db, cache, accountId, bundleIds, key, async (now) => {
+    const { catalogue, books, stamps, weight } = await load(now);
+    return { value: { catalogue, weight }, books, stamps };
+  });
+  return { catalogue: held.entry.catalogue, at: held.at };
+}
+
+/** Checks and prices a configuration: a read, so nothing is written. */
 export async function quote(
   db: Db,
   cache: StampedCache<CachedCatalogue> | null,
@@ -27,39 +68,14 @@ export async function quote(
   request: QuoteRequest,
 ): Promise<Quote> {
   const problems = checkQuoteRequest(request);
-  let at = new Date().toISOString();
-  if (request.at !== undefined) {
-    const normalised = normaliseInstant(request.at);
-    if (normalised === null) {
-      problems.push({
-        code: 'unrepresentable_instant',
-        in: 'body',
-        pointer: '/at',
-        message: 'is not an instant between years 0000 and 9999 in UTC',
-      });
-    } else {
-      at = normalised;
-    }
-  }
-  if (problems.length > 0) throw invalid('validation_failed', problems);
-
-  const bundleIds = [...new Set(request.bundles.map((b) => b.bundleId))].sort();
-  const load = (instant: string) =>
-    gate.run(() =>
-      readSnapshot(db, (tx) => loadQuoteCatalogue(tx, accountId, bundleIds, instant, request.currency)),
-    );
-  let catalogue: Map<string, CatalogueBundle>;
-  if (request.at !== undefined || cache === null) {
-    catalogue = (await load(at)).catalogue;
-  } else {
-    const key = JSON.stringify([accountId, request.currency, bundleIds]);
-    const held = await throughStamps(db, cache, accountId, bundleIds, key, async (now) => {
-      const { catalogue, books, stamps, weight } = await load(now);
-      return { value: { catalogue, weight }, books, stamps };
-    });
-    catalogue = held.entry.catalogue;
-    at = held.at;
-  }
+  const instant = requestedInstant(request.at);
+  if ('problem' in instant) problems.push(instant.problem);
+  if (problems.length > 0 || 'problem' in instant) throw invalid('validation_failed', problems);
+  const { catalogue, at } = await catalogueOf(db, cache, gate, accountId, {
+    bundleIds: request.bundles.map((b) => b.bundleId),
+    currency: request.currency,
+    at: instant.at,
+  });
   const outcome = priceQuote(request, catalogue, at);
   if (!outcome.ok) throw invalidOrUnknownReference('quote_invalid', outcome.violations);
   return outcome.quote;

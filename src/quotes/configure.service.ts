@@ -1,0 +1,164 @@
+import type { StampedCache } from '../catalogue/stamped-cache.ts';
+import type { Db } from '../db/database.ts';
+import type { AnswerGate } from '../http/heavy-answers.ts';
+import { bodyItem, invalid, notFound, type ProblemItem, throwIfProblems } from '../problems.ts';
+import { compileModel, configure as configureModel, type Model, type Reason } from '../rules/configurator.ts';
+import type { Configuration, ConfigureRequest } from './configure.schemas.ts';
+import { type CatalogueBundle, defaultQuantity, priceQuote } from './quotes.engine.ts';
+import type { QuoteRequest } from './quotes.schemas.ts';
+import { type CachedCatalogue, catalogueOf, requestedInstant } from './quotes.service.ts';
+
+// A compiled model per loaded bundle: it lives exactly as long as the cached catalogue entry it was made from,
+// which the stamps keep current, so a model is never older than the bundle's rules and options.
+const models = new WeakMap<CatalogueBundle, Model>();
+
+function modelOf(bundle: CatalogueBundle): Model {
+  let model = models.get(bundle);
+  if (model === undefined) {
+    model = compileModel(
+      bundle.options.map((option) => ({
+        id: option.id,
+        type: option.type,
+        minCount: option.minCount,
+        maxCount: option.maxCount,
+        defaultProductId:
+          option.products.find((p) => p.id === option.defaultOptionProductId)?.productId ?? null,
+        products: option.products.map((p) => p.productId),
+      })),
+      bundle.rules,
+    );
+    models.set(bundle, model);
+  }
+  return model;
+}
+
+/** The variables the request names, or every problem with them: names the bundle lacks, and repeats. */
+function requestVariables(model: Model, request: ConfigureRequest) {
+  const problems: ProblemItem[] = [];
+  const options = new Set(model.options.map((o) => o.id));
+  const resolve = (list: { optionId: string; productId: string }[], at: string): number[] =>
+    list.flatMap((choice, i) => {
+      const v = model.varOf.get(`${choice.optionId}\n${choice.productId}`);
+      if (v !== undefined) return [v];
+      problems.push(
+        options.has(choice.optionId)
+          ? bodyItem(
+              'unknown_reference',
+              `/${at}/${i}/productId`,
+              `option ${choice.optionId} has no product ${JSON.stringify(choice.productId)}`,
+            )
+          : bodyItem(
+              'unknown_reference',
+              `/${at}/${i}/optionId`,
+              `the bundle has no option ${choice.optionId}`,
+            ),
+      );
+      return [];
+    });
+  const chosen = resolve(request.selections, 'selections');
+  const rejected = resolve(request.rejections ?? [], 'rejections');
+  const seen = new Set<number>();
+  request.selections.forEach((choice, i) => {
+    const v = model.varOf.get(`${choice.optionId}\n${choice.productId}`);
+    if (v === undefined) return;
+    if (seen.has(v)) {
+      problems.push(
+        bodyItem(
+          'duplicate_product',
+          `/selections/${i}/productId`,
+          `product ${choice.productId} is already selected`,
+        ),
+      );
+    }
+    seen.add(v);
+  });
+  throwIfProblems(problems);
+  return { chosen, rejected };
+}
+
+const violationCode = (reason: Reason) => (reason.ruleId === 'option' ? 'option_count' : 'rule_violated');
+
+/**
+ * C14's configure: the exact state of every product of the bundle given the selections and rejections, whether
+ * a valid configuration extends them, and the cheapest one (with its quote, given a currency). A read.
+ */
+export async function configureBundle(
+  db: Db,
+  cache: StampedCache<CachedCatalogue> | null,
+  gate: AnswerGate,
+  accountId: string,
+  bundleId: string,
+  request: ConfigureRequest,
+): Promise<Configuration> {
+  const instant = requestedInstant(request.at);
+  if ('problem' in instant) throw invalid('validation_failed', [instant.problem]);
+  const { catalogue, at } = await catalogueOf(db, cache, gate, accountId, {
+    bundleIds: [bundleId],
+    currency: request.currency ?? null,
+    at: instant.at,
+  });
+  const bundle = catalogue.get(bundleId);
+  if (bundle === undefined) throw notFound('Bundle', bundleId);
+  const model = modelOf(bundle);
+  const fixed = requestVariables(model, request);
+  const answer = configureModel(model, fixed);
+
+  const quantities = new Map<number, number>();
+  request.selections.forEach((choice) => {
+    const v = model.varOf.get(`${choice.optionId}\n${choice.productId}`) as number;
+    if (choice.quantity !== undefined) quantities.set(v, choice.quantity);
+  });
+  let v = 0;
+  const options: Configuration['options'] = [];
+  const completion: Configuration['completion'] = answer.completion && { selections: [] };
+  const quoteOptions: QuoteRequest['bundles'][number]['options'] = [];
+  for (const option of bundle.options) {
+    const products: Configuration['options'][number]['products'] = [];
+    const quoted: QuoteRequest['bundles'][number]['options'][number]['products'] = [];
+    for (const product of option.products) {
+      products.push({
+        productId: product.productId,
+        state: answer.states[v] ?? 'excluded',
+        reasons: answer.reasons[v] ?? [],
+      });
+      if (answer.completion?.[v] === 1) {
+        const quantity = quantities.get(v) ?? defaultQuantity(product);
+        completion?.selections.push({ optionId: option.id, productId: product.productId, quantity });
+        quoted.push({ productId: product.productId, quantity });
+      }
+      v++;
+    }
+    options.push({
+      optionId: option.id,
+      type: option.type,
+      minCount: option.minCount,
+      maxCount: option.maxCount,
+      products,
+    });
+    if (quoted.length > 0) quoteOptions.push({ optionId: option.id, products: quoted });
+  }
+
+  let quote: Configuration['quote'] = null;
+  let quoteProblems: ProblemItem[] = [];
+  if (request.currency !== undefined && completion !== null) {
+    const priced = priceQuote(
+      {
+        currency: request.currency,
+        bundles: [{ bundleId, quantity: request.quantity ?? 1, options: quoteOptions }],
+      },
+      catalogue,
+      at,
+    );
+    if (priced.ok) quote = priced.quote;
+    else quoteProblems = priced.violations;
+  }
+  return {
+    valid: answer.valid,
+    complete: answer.complete,
+    options,
+    violations: answer.violations.map((reason) => ({ code: violationCode(reason), ...reason })),
+    completion,
+    quote,
+    quoteProblems,
+  };
+}

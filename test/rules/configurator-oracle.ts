@@ -1,0 +1,205 @@
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { compileModel, configure, type ModelOption } from '../../src/rules/configurator.ts';
+import { type ModelRule, ruleHolds } from '../../src/rules/rule-logic.ts';
+import type { Selector, When } from '../../src/rules/rules.schemas.ts';
+
+// The configurator against brute force: small random bundles (up to 5 options x 4 products, random types, counts,
+// defaults, up to 8 random rules with nested `when`), random selections and rejections, and every configuration
+// enumerated. npm test runs committed seeds (configurator.property.test.ts); npm run fuzz draws new ones.
+
+export interface Case {
+  options: ModelOption[];
+  rules: ModelRule[];
+  selected: [number, number][];
+  rejected: [number, number][];
+}
+
+const selector = (options: ModelOption[]): fc.Arbitrary<Selector> =>
+  fc.integer({ min: 0, max: options.length - 1 }).chain((o) => {
+    const option = options[o] as ModelOption;
+    return fc
+      .option(fc.constantFrom(...option.products), { nil: undefined })
+      .map((productId) =>
+        productId === undefined ? { optionId: option.id } : { optionId: option.id, productId },
+      );
+  });
+
+const when = (options: ModelOption[], depth: number): fc.Arbitrary<When> =>
+  depth === 1
+    ? selector(options)
+    : fc.oneof(
+        { weight: 3, arbitrary: selector(options) },
+        {
+          weight: 1,
+          arbitrary: fc
+            .array(when(options, depth - 1), { minLength: 1, maxLength: 3 })
+            .map((all) => ({ all })),
+        },
+        {
+          weight: 1,
+          arbitrary: fc
+            .array(when(options, depth - 1), { minLength: 1, maxLength: 3 })
+            .map((any) => ({ any })),
+        },
+        { weight: 1, arbitrary: when(options, depth - 1).map((inner) => ({ not: inner })) },
+      );
+
+const count = fc.option(fc.integer({ min: 0, max: 4 }), { nil: null, freq: 2 });
+
+const option = (o: number): fc.Arbitrary<ModelOption> =>
+  fc
+    .record({
+      type: fc.constantFrom('INCLUDED' as const, 'ADD_ON' as const),
+      size: fc.integer({ min: 1, max: 4 }),
+      min: count,
+      max: count,
+      defaultIndex: fc.option(fc.integer({ min: 0, max: 3 }), { nil: null }),
+    })
+    .map(({ type, size, min, max, defaultIndex }) => {
+      const products = Array.from({ length: size }, (_, p) => `P${o}${p}`);
+      const [minCount, maxCount] = min !== null && max !== null && min > max ? [max, min] : [min, max];
+      const defaultProductId = defaultIndex === null ? null : (products[defaultIndex] ?? null);
+      return { id: `opt${o}`, type, minCount, maxCount, defaultProductId, products };
+    });
+
+export const bundleCase: fc.Arbitrary<Case> = fc
+  .integer({ min: 1, max: 5 })
+  .chain((n) => fc.tuple(...Array.from({ length: n }, (_, o) => option(o))))
+  .chain((options) => {
+    const pairs = options.flatMap((opt, o) => opt.products.map((_, p) => [o, p] as [number, number]));
+    const rule = fc.record({
+      kind: fc.constantFrom('requires' as const, 'excludes' as const),
+      when: when(options, 4),
+      then: fc.array(selector(options), { minLength: 1, maxLength: 3 }),
+    });
+    return fc.record({
+      options: fc.constant(options),
+      rules: fc.array(rule, { maxLength: 8 }).map((rules) =>
+        rules.map(
+          (r, i): ModelRule => ({
+            ...r,
+            id: `rul${i}`,
+            name: `rule ${i}`,
+            message: i % 2 ? null : `m${i}`,
+          }),
+        ),
+      ),
+      selected: fc.subarray(pairs, { maxLength: Math.min(3, pairs.length) }),
+      rejected: fc.subarray(pairs, { maxLength: Math.min(3, pairs.length) }),
+    });
+  });
+
+/** The counts C14 allows, stated afresh from the contract: INCLUDED at least one; ADD_ON none, or within its counts. */
+function countAllowed(option: ModelOption, c: number): boolean {
+  const withinCounts = c >= (option.minCount ?? 0) && (option.maxCount === null || c <= option.maxCount);
+  return option.type === 'INCLUDED' ? c >= 1 && withinCounts : c === 0 || (c >= 1 && withinCounts);
+}
+
+/** Every set of products of the bundle, as one bitmask per option. */
+function* everyConfiguration(options: ModelOption[]): Generator<number[]> {
+  const masks = options.map(() => 0);
+  for (;;) {
+    yield masks;
+    let o = 0;
+    while (o < options.length) {
+      const size = (options[o] as ModelOption).products.length;
+      masks[o] = ((masks[o] as number) + 1) % (1 << size);
+      if (masks[o] !== 0) break;
+      o++;
+    }
+    if (o === options.length) return;
+  }
+}
+
+const bits = (mask: number) => {
+  let n = 0;
+  for (let m = mask; m; m >>= 1) n += m & 1;
+  return n;
+};
+
+function validByBruteForce(options: ModelOption[], rules: ModelRule[], masks: number[]): boolean {
+  if (!options.every((option, o) => countAllowed(option, bits(masks[o] as number)))) return false;
+  const index = new Map(options.map((option, o) => [option.id, o]));
+  const chosen = {
+    option: (optionId: string) => (masks[index.get(optionId) as number] as number) !== 0,
+    product: (optionId: string, productId: string) => {
+      const o = index.get(optionId) as number;
+      const p = (options[o] as ModelOption).products.indexOf(productId);
+      return p >= 0 && ((masks[o] as number) & (1 << p)) !== 0;
+    },
+  };
+  return rules.every((rule) => ruleHolds(rule, chosen));
+}
+
+export function check({ options, rules, selected, rejected }: Case): void {
+  const model = compileModel(options, rules);
+  const variable = ([o, p]: [number, number]) => model.varOf.get(`opt${o}\nP${o}${p}`) as number;
+  const answer = configure(model, { chosen: selected.map(variable), rejected: rejected.map(variable) });
+
+  const mask = (pairs: [number, number][]) => {
+    const masks = options.map(() => 0);
+    for (const [o, p] of pairs) masks[o] = (masks[o] as number) | (1 << p);
+    return masks;
+  };
+  const selectedMasks = mask(selected);
+  const rejectedMasks = mask(rejected);
+  const cost = (masks: number[]) =>
+    options.reduce((sum, option, o) => {
+      const added = (masks[o] as number) & ~(selectedMasks[o] as number);
+      return (
+        sum +
+        option.products.reduce(
+          (s, productId, p) => s + (added & (1 << p) ? (productId === option.defaultProductId ? 1 : 2) : 0),
+          0,
+        )
+      );
+    }, 0);
+  const extensions: number[][] = [];
+  for (const masks of everyConfiguration(options)) {
+    const extends_ = masks.every(
+      (m, o) =>
+        (m & (selectedMasks[o] as number)) === selectedMasks[o] && (m & (rejectedMasks[o] as number)) === 0,
+    );
+    if (extends_ && validByBruteForce(options, rules, masks)) extensions.push([...masks]);
+  }
+
+  const where = JSON.stringify({ options, rules, selected, rejected });
+  assert.equal(answer.valid, extensions.length > 0, `valid: ${where}`);
+  assert.equal(answer.complete, validByBruteForce(options, rules, selectedMasks), `complete: ${where}`);
+  options.forEach((option, o) => {
+    option.products.forEach((productId, p) => {
+      const v = model.varOf.get(`${option.id}\n${productId}`) as number;
+      const isSelected = ((selectedMasks[o] as number) & (1 << p)) !== 0;
+      const holding = extensions.filter((m) => ((m[o] as number) & (1 << p)) !== 0).length;
+      const expected = isSelected
+        ? 'selected'
+        : holding === 0
+          ? 'excluded'
+          : holding === extensions.length
+            ? 'required'
+            : 'available';
+      assert.equal(answer.states[v], expected, `${productId} of ${option.id}: ${where}`);
+      const isRejected = ((rejectedMasks[o] as number) & (1 << p)) !== 0;
+      if (answer.valid && (expected === 'excluded' || expected === 'required') && !isRejected) {
+        assert.ok((answer.reasons[v] ?? []).length > 0, `reasons of ${productId}: ${where}`);
+      }
+    });
+  });
+  if (extensions.length === 0) {
+    assert.equal(answer.completion, null, where);
+    return;
+  }
+  assert.ok(answer.completion, where);
+  const completionMasks = options.map((option) =>
+    option.products.reduce((m, productId, p) => {
+      const v = model.varOf.get(`${option.id}\n${productId}`) as number;
+      return answer.completion?.[v] === 1 ? m | (1 << p) : m;
+    }, 0),
+  );
+  assert.ok(
+    extensions.some((m) => m.every((x, o) => x === completionMasks[o])),
+    `completion is a valid extension: ${where}`,
+  );
+  assert.equal(cost(completionMasks), Math.min(...extensions.map(cost)), `completion is cheapest: ${where}`);
+}

@@ -1,0 +1,188 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { assertProblem, describeEachDatabase, type TestContext } from '../helpers/app.ts';
+import { createBundle } from '../helpers/factories.ts';
+
+// biome-ignore lint/suspicious/noExplicitAny: tests read response JSON freely
+type Json = any;
+
+/**
+ * The default bundle (Base, INCLUDED, one of BASE-S (default) or BASE-L; Extras, ADD_ON, EXTRA-WARRANTY and
+ * EXTRA-SETUP), priced in USD, with two rules: the large base requires the warranty, the small one excludes setup.
+ */
+async function setUp(ctx: TestContext) {
+  const { bundle, options } = await createBundle(ctx);
+  const [base, extras] = options;
+  const small = base.products.find((p: Json) => p.productId === 'BASE-S');
+  const put = await ctx.call('PUT', `/v1/bundles/${bundle.id}/options/${base.id}`, {
+    body: { configuration: { defaultOptionProductId: small.id } },
+  });
+  assert.equal(put.status, 200, put.text);
+  for (const option of [base, extras]) {
+    const prices = await ctx.call('PUT', `/v1/pricebooks/${option.priceBookId}/prices`, {
+      body: option.products.map((p: Json, i: number) => ({
+        productId: p.productId,
+        currency: 'USD',
+        standardPrice: 10 * (i + 1),
+      })),
+    });
+    assert.equal(prices.status, 200, prices.text);
+  }
+  const rule = async (body: Json) => {
+    const made = await ctx.call('POST', `/v1/bundles/${bundle.id}/rules`, { body });
+    assert.equal(made.status, 201, made.text);
+    return made.body.id as string;
+  };
+  const warranty = await rule({
+    name: 'Large needs warranty',
+    kind: 'requires',
+    when: { optionId: base.id, productId: 'BASE-L' },
+    then: [{ optionId: extras.id, productId: 'EXTRA-WARRANTY' }],
+    message: 'The large base ships with the warranty',
+  });
+  const setup = await rule({
+    name: 'No setup on the small base',
+    kind: 'excludes',
+    when: { optionId: base.id, productId: 'BASE-S' },
+    then: [{ optionId: extras.id, productId: 'EXTRA-SETUP' }],
+  });
+  const configure = (body: Json, key = ctx.key) =>
+    ctx.call('POST', `/v1/bundles/${bundle.id}/configure`, { body, key });
+  return { bundle, base, extras, rules: { warranty, setup }, configure };
+}
+
+/** productId -> [state, reason rule ids] of an answer. */
+function states(answer: Json): Record<string, [string, string[]]> {
+  return Object.fromEntries(
+    answer.options.flatMap((o: Json) =>
+      o.products.map((p: Json) => [p.productId, [p.state, p.reasons.map((r: Json) => r.ruleId)]]),
+    ),
+  );
+}
+
+describeEachDatabase('configure', (ctx) => {
+  test('states with reasons, valid, complete, the cheapest completion and its quote', async () => {
+    const { base, extras, rules, configure } = await setUp(ctx);
+    const large = await configure({
+      currency: 'USD',
+      selections: [{ optionId: base.id, productId: 'BASE-L', quantity: 2 }],
+    });
+    assert.equal(large.status, 200, large.text);
+    assert.deepEqual(states(large.body), {
+      'BASE-S': ['excluded', ['option']],
+      'BASE-L': ['selected', []],
+      'EXTRA-WARRANTY': ['required', [rules.warranty]],
+      'EXTRA-SETUP': ['available', []],
+    });
+    assert.equal(large.body.valid, true);
+    assert.equal(large.body.complete, false);
+    assert.deepEqual(large.body.violations, []);
+    const reason = large.body.options[1].products[0].reasons[0];
+    assert.deepEqual(reason, {
+      ruleId: rules.warranty,
+      optionId: null,
+      message: 'The large base ships with the warranty',
+    });
+    assert.deepEqual(large.body.options[0].products[0].reasons[0].optionId, base.id);
+    assert.deepEqual(large.body.completion, {
+      selections: [
+        { optionId: base.id, productId: 'BASE-L', quantity: 2 },
+        { optionId: extras.id, productId: 'EXTRA-WARRANTY', quantity: 1 },
+      ],
+    });
+    assert.equal(large.body.quote.total, 50);
+    assert.deepEqual(large.body.quoteProblems, []);
+
+    const empty = await configure({ selections: [] });
+    assert.deepEqual(states(empty.body), {
+      'BASE-S': ['available', []],
+      'BASE-L': ['available', []],
+      'EXTRA-WARRANTY': ['available', []],
+      'EXTRA-SETUP': ['available', []],
+    });
+    assert.equal(empty.body.complete, false, 'the INCLUDED option has no product yet');
+    assert.deepEqual(empty.body.completion.selections, [
+      { optionId: base.id, productId: 'BASE-S', quantity: 1 },
+    ]);
+    assert.equal(empty.body.quote, null, 'no currency, no quote');
+
+    const rejected = await configure({
+      selections: [],
+      rejections: [{ optionId: base.id, productId: 'BASE-S' }],
+    });
+    assert.deepEqual(states(rejected.body), {
+      'BASE-S': ['excluded', []],
+      'BASE-L': ['required', ['option']],
+      'EXTRA-WARRANTY': ['required', ['option', rules.warranty]],
+      'EXTRA-SETUP': ['available', []],
+    });
+
+    const done = await configure({
+      currency: 'USD',
+      selections: [
+        { optionId: base.id, productId: 'BASE-S' },
+        { optionId: extras.id, productId: 'EXTRA-WARRANTY' },
+      ],
+    });
+    assert.equal(done.body.complete, true);
+    assert.equal(done.body.quote.total, 20);
+  });
+
+  test('a dead end: not valid, every other product excluded, violations name the rules and counts involved', async () => {
+    const { base, extras, rules, configure } = await setUp(ctx);
+    const answer = await configure({
+      currency: 'USD',
+      selections: [
+        { optionId: base.id, productId: 'BASE-S' },
+        { optionId: extras.id, productId: 'EXTRA-SETUP' },
+      ],
+    });
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal(answer.body.valid, false);
+    assert.equal(answer.body.complete, false);
+    assert.equal(answer.body.completion, null);
+    assert.equal(answer.body.quote, null);
+    assert.deepEqual(answer.body.violations, [
+      { code: 'rule_violated', ruleId: rules.setup, optionId: null, message: 'No setup on the small base' },
+    ]);
+    assert.deepEqual(states(answer.body)['EXTRA-WARRANTY'], ['excluded', []]);
+  });
+
+  test('names the bundle lacks are 422 with pointers; another account’s bundle is 404; read-only keys may call it', async () => {
+    const { bundle, base, configure } = await setUp(ctx);
+    const refused = await configure({
+      selections: [
+        { optionId: base.id, productId: 'NOPE' },
+        { optionId: base.id, productId: 'BASE-S' },
+        { optionId: base.id, productId: 'BASE-S' },
+      ],
+      rejections: [{ optionId: 'opt_nope', productId: 'BASE-S' }],
+    });
+    assertProblem(refused, 422, 'rule_violation');
+    assert.deepEqual(
+      refused.body.errors.map((e: Json) => [e.code, e.pointer]),
+      [
+        ['unknown_reference', '/selections/0/productId'],
+        ['unknown_reference', '/rejections/0/optionId'],
+        ['duplicate_product', '/selections/2/productId'],
+      ],
+    );
+    const other = await setUp(ctx);
+    assertProblem(
+      await configure({ selections: [{ optionId: other.base.id, productId: 'BASE-S' }] }),
+      422,
+      'unknown_reference',
+    );
+    const stranger = await ctx.newKey('globex');
+    assertProblem(
+      await ctx.call('POST', `/v1/bundles/${bundle.id}/configure`, {
+        key: stranger,
+        body: { selections: [] },
+      }),
+      404,
+    );
+    const readOnly = await ctx.newKey('acme', { readOnly: true });
+    assert.equal((await configure({ selections: [] }, readOnly)).status, 200);
+    assertProblem(await configure({ selections: [], at: 'soon' }), 400, 'validation_failed');
+  });
+});

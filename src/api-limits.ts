@@ -49,6 +49,8 @@ export function describeLimits(config: Config): string {
       `a time per server process (HEAVY_ANSWERS_AT_ONCE), ${config.heavyAnswersQueued} more waiting their turn ` +
       '(HEAVY_ANSWERS_QUEUED); beyond that, 503 service_unavailable with Retry-After. Answers served from the ' +
       'cache and other requests do not wait.',
+    `- Configure: at most ${config.configureMaxSteps} search steps per request (CONFIGURE_MAX_STEPS); past them, ` +
+      '422 configuration_too_complex: select or reject more products to narrow the search.',
     `- Option products added per request: ${range(OptionProductsAddBody)}; prices written per request: ` +
       `${range(PricesPutBody)}; products whose prices are deleted per request: ${range(PricesDeleteBody)}.`,
     `- Product variant tables: at most ${MAX_DYNAMIC_VARIANTS} dynamic variants; a variant id has 1-` +

@@ -31,6 +31,8 @@ export const Config = Type.Object({
   /** Large answers (bundle details, quote catalogues) built at once, and how many more may wait. */
   heavyAnswersAtOnce: Type.Integer({ minimum: 1 }),
   heavyAnswersQueued: Type.Integer({ minimum: 0 }),
+  /** Steps (assignments and rule propagations) one configure request may search before it is refused. */
+  configureMaxSteps: Type.Integer({ minimum: 1 }),
   /** Milliseconds shutdown waits for requests in flight before it closes every connection. */
   shutdownGraceMs: Type.Integer({ minimum: 0 }),
 });
@@ -136,6 +138,12 @@ export const environment: readonly {
     default: '32',
     allowed: 'an integer, 0 or more',
   },
+  {
+    name: 'CONFIGURE_MAX_STEPS',
+    field: 'configureMaxSteps',
+    default: '1000000',
+    allowed: 'an integer, 1 or more',
+  },
 ];
 
 /**
@@ -171,6 +179,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     answerMaxBytes: number('ANSWER_MAX_BYTES', 32 * 1024 * 1024),
     heavyAnswersAtOnce: number('HEAVY_ANSWERS_AT_ONCE', 2),
     heavyAnswersQueued: number('HEAVY_ANSWERS_QUEUED', 32),
+    configureMaxSteps: number('CONFIGURE_MAX_STEPS', 1_000_000),
   };
   const [first] = Value.Errors(Config, candidate);
   if (first) {

@@ -26,6 +26,7 @@ export const problemCodes = {
   unknown_reference: { status: 422, title: 'The request names a record that does not exist' },
   quote_invalid: { status: 422, title: 'The configuration cannot be quoted' },
   answer_too_large: { status: 422, title: 'The answer would be too large' },
+  configuration_too_complex: { status: 422, title: 'The configuration takes too long to work out' },
   rate_limited: { status: 429, title: 'Too many requests' },
   internal_error: { status: 500, title: 'Internal server error' },
   service_unavailable: { status: 503, title: 'The service is temporarily unavailable' },

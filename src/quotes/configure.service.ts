@@ -1,8 +1,15 @@
 import type { StampedCache } from '../catalogue/stamped-cache.ts';
 import type { Db } from '../db/database.ts';
 import type { AnswerGate } from '../http/heavy-answers.ts';
-import { bodyItem, invalid, notFound, type ProblemItem, throwIfProblems } from '../problems.ts';
-import { compileModel, configure as configureModel, type Model, type Reason } from '../rules/configurator.ts';
+import { AppError, bodyItem, invalid, notFound, type ProblemItem, throwIfProblems } from '../problems.ts';
+import {
+  compileModel,
+  configure as configureModel,
+  type Fixed,
+  type Model,
+  type Reason,
+  SearchBudgetExceeded,
+} from '../rules/configurator.ts';
 import type { Configuration, ConfigureRequest } from './configure.schemas.ts';
 import { type CatalogueBundle, defaultQuantity, priceQuote } from './quotes.engine.ts';
 import type { QuoteRequest } from './quotes.schemas.ts';
@@ -78,6 +85,21 @@ function requestVariables(model: Model, request: ConfigureRequest) {
 
 const violationCode = (reason: Reason) => (reason.ruleId === 'option' ? 'option_count' : 'rule_violated');
 
+/** The model's answer within `maxSteps` steps of search, or 422 configuration_too_complex: never an inexact one. */
+function configureWithin(model: Model, fixed: Fixed, maxSteps: number) {
+  try {
+    return configureModel(model, fixed, maxSteps);
+  } catch (error) {
+    if (!(error instanceof SearchBudgetExceeded)) throw error;
+    throw new AppError(
+      'configuration_too_complex',
+      `Working out this configuration took more than ${maxSteps} search steps (CONFIGURE_MAX_STEPS), so no ` +
+        'answer is given rather than an inexact one; select or reject more products to narrow the search, or ' +
+        "simplify the bundle's rules.",
+    );
+  }
+}
+
 /**
  * C14's configure: the exact state of every product of the bundle given the selections and rejections, whether
  * a valid configuration extends them, and the cheapest one (with its quote, given a currency). A read.
@@ -89,6 +111,7 @@ export async function configureBundle(
   accountId: string,
   bundleId: string,
   request: ConfigureRequest,
+  maxSteps: number,
 ): Promise<Configuration> {
   const instant = requestedInstant(request.at);
   if ('problem' in instant) throw invalid('validation_failed', [instant.problem]);
@@ -101,7 +124,7 @@ export async function configureBundle(
   if (bundle === undefined) throw notFound('Bundle', bundleId);
   const model = modelOf(bundle);
   const fixed = requestVariables(model, request);
-  const answer = configureModel(model, fixed);
+  const answer = configureWithin(model, fixed, maxSteps);
 
   const quantities = new Map<number, number>();
   request.selections.forEach((choice) => {

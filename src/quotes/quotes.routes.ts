@@ -56,7 +56,9 @@ export const quotesRoutes: Routes = async (app, { db, config, answers }) => {
           'be left out), and every active rule kept. Each product is selected, required (in every valid ' +
           'configuration that extends the selections and avoids the rejections), excluded (in none) or available ' +
           '(in some): exactly, for every input, so a product shown available can always be completed. ' +
-          'See docs/configuration.md.',
+          'The search is bounded: past CONFIGURE_MAX_STEPS steps (assignments and rule propagations; default ' +
+          '1000000) it stops and answers 422 configuration_too_complex, never an inexact answer; select or reject ' +
+          'more products, or simplify the rules. See docs/configuration.md.',
         tags: ['quotes'],
         params: BundlePath,
         body: ConfigureRequest,
@@ -64,6 +66,14 @@ export const quotesRoutes: Routes = async (app, { db, config, answers }) => {
       },
     },
     async (request) =>
-      configureBundle(db, cache, answers.gate, request.account.id, request.params.bundleId, request.body),
+      configureBundle(
+        db,
+        cache,
+        answers.gate,
+        request.account.id,
+        request.params.bundleId,
+        request.body,
+        config.configureMaxSteps,
+      ),
   );
 };

@@ -170,6 +170,20 @@ export function compileModel(options: readonly ModelOption[], rules: readonly Mo
 
 const UNKNOWN = -1;
 
+/**
+ * Thrown when a search has taken more steps (assignments and constraint propagations) than its budget allows: an
+ * exact answer is not known, so none is given rather than an inexact one.
+ */
+export class SearchBudgetExceeded extends Error {
+  readonly maxSteps: number;
+
+  constructor(maxSteps: number) {
+    super(`the search took more than ${maxSteps} steps`);
+    this.name = 'SearchBudgetExceeded';
+    this.maxSteps = maxSteps;
+  }
+}
+
 /** The state of one search: a partial assignment with its trail, and propagation to a fixpoint. */
 class Search {
   readonly model: Model;
@@ -179,11 +193,14 @@ class Search {
   private readonly queue: number[] = [];
   private readonly queued: Uint8Array;
   private conflict = -1;
+  private readonly maxSteps: number;
+  private steps = 0;
   /** When set, every conflict adds to it the constraints that led to it (an explanation of a refutation). */
   explain: Set<number> | null = null;
 
-  constructor(model: Model) {
+  constructor(model: Model, maxSteps = Number.POSITIVE_INFINITY) {
     this.model = model;
+    this.maxSteps = maxSteps;
     this.value = new Int8Array(model.productOf.length).fill(UNKNOWN);
     this.reason = new Int32Array(model.productOf.length).fill(-1);
     this.queued = new Uint8Array(model.constraints.length);
@@ -203,10 +220,18 @@ class Search {
     this.queue.length = 0;
   }
 
+  // Every assignment and every propagation of a constraint counts, so the work of a search is bounded by its budget
+  // however the bundle's rules make it branch.
+  private step(): void {
+    this.steps++;
+    if (this.steps > this.maxSteps) throw new SearchBudgetExceeded(this.maxSteps);
+  }
+
   /** Sets a variable; false when it already holds the other value. `by` is the constraint that implied it. */
   assign(v: number, b: number, by: number): boolean {
     const current = this.value[v] as number;
     if (current !== UNKNOWN) return current === b;
+    this.step();
     this.value[v] = b;
     this.reason[v] = by;
     this.trail.push(v);
@@ -337,6 +362,7 @@ class Search {
     while (this.queue.length > 0) {
       const c = this.queue.pop() as number;
       this.queued[c] = 0;
+      this.step();
       if (!this.propagateOne(c)) {
         this.conflict = c;
         if (this.explain) this.explainConflict(c);
@@ -563,10 +589,11 @@ export function isValidConfiguration(model: Model, chosen: readonly number[]): b
  * configuration extending the request leaves it out, `excluded` when none holds it, `available` otherwise.
  * Each question is settled by a witness (a valid configuration found) or a refutation (a complete search finding
  * none); witnesses found along the way settle many products at once, so most need no search of their own.
+ * Throws SearchBudgetExceeded once the search as a whole passes `maxSteps` steps.
  */
-export function configure(model: Model, fixed: Fixed): Configured {
+export function configure(model: Model, fixed: Fixed, maxSteps = Number.POSITIVE_INFINITY): Configured {
   const n = model.productOf.length;
-  const search = new Search(model);
+  const search = new Search(model, maxSteps);
   const selected = new Uint8Array(n);
   for (const v of fixed.chosen) selected[v] = 1;
   const states: ProductState[] = Array.from({ length: n }, (_, v) => (selected[v] ? 'selected' : 'excluded'));

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { assertProblem, describeEachDatabase, type TestContext } from '../helpers/app.ts';
+import { assertProblem, describeEachDatabase, otherInstance, type TestContext } from '../helpers/app.ts';
 import { createBundle } from '../helpers/factories.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read response JSON freely
@@ -184,5 +184,25 @@ describeEachDatabase('configure', (ctx) => {
     const readOnly = await ctx.newKey('acme', { readOnly: true });
     assert.equal((await configure({ selections: [] }, readOnly)).status, 200);
     assertProblem(await configure({ selections: [], at: 'soon' }), 400, 'validation_failed');
+  });
+
+  test('past CONFIGURE_MAX_STEPS the search stops with 422 configuration_too_complex naming the limit', async () => {
+    const { bundle } = await setUp(ctx);
+    const tight = await otherInstance(ctx, { configureMaxSteps: 3 });
+    try {
+      const refused = await tight.call('POST', `/v1/bundles/${bundle.id}/configure`, {
+        body: { selections: [] },
+      });
+      assertProblem(refused, 422, 'configuration_too_complex');
+      assert.match(refused.body.detail, /more than 3 search steps \(CONFIGURE_MAX_STEPS\)/);
+      assert.equal(refused.body.errors, undefined);
+    } finally {
+      await tight.close();
+    }
+    // The same request within the default budget is answered.
+    assert.equal(
+      (await ctx.call('POST', `/v1/bundles/${bundle.id}/configure`, { body: { selections: [] } })).status,
+      200,
+    );
   });
 });

@@ -49,7 +49,7 @@ export const ProblemItem = Type.Object(
     pointer: Type.String({ description: 'JSON Pointer into that part of the request (RFC 6901)' }),
     message: Type.String(),
     ruleId: Type.Optional(
-      Type.String({ description: 'With code rule_violated: the configuration rule that is broken (C14)' }),
+      Type.String({ description: 'With code rule_violated: the configuration rule that is broken' }),
     ),
   },
   { $id: 'ProblemItem' },
@@ -124,7 +124,7 @@ export function invalid(
 
 /**
  * A 422 listing rule problems; its code is unknown_reference when every problem names a record the account does
- * not have (C3), and `code` otherwise.
+ * not have, as every reference to a record the account lacks is, and `code` otherwise.
  */
 export function invalidOrUnknownReference(
   code: 'rule_violation' | 'quote_invalid',

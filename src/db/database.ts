@@ -106,7 +106,7 @@ export interface ProductVariantsTable {
   properties: string;
 }
 
-/** A configuration rule of a bundle (C14); `when_json` and `then_json` are the API's selectors as JSON text. */
+/** A configuration rule of a bundle; `when_json` and `then_json` are the API's selectors as JSON text. */
 export interface BundleRulesTable {
   account_id: string;
   id: string;

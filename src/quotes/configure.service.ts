@@ -101,7 +101,7 @@ function configureWithin(model: Model, fixed: Fixed, maxSteps: number) {
 }
 
 /**
- * C14's configure: the exact state of every product of the bundle given the selections and rejections, whether
+ * Configure (docs/configuration.md): the exact state of every product of the bundle given the selections and rejections, whether
  * a valid configuration extends them, and the cheapest one (with its quote, given a currency). A read.
  */
 export async function configureBundle(

@@ -18,7 +18,7 @@ export interface CatalogueBundle {
   isActive: boolean;
   /** In display order: left-out INCLUDED options are filled in this order. */
   options: CatalogueOption[];
-  /** The bundle's active configuration rules (C14), in display order. */
+  /** The bundle's active configuration rules, in display order. */
   rules: ModelRule[];
 }
 

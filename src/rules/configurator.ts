@@ -1,7 +1,7 @@
 import { type ModelRule, ruleMessage } from './rule-logic.ts';
 import type { When } from './rules.schemas.ts';
 
-// The exact configurator of C14. A configuration of a bundle is a set of products, and the bundle compiles into a
+// The exact configurator behind configure (docs/configuration.md). A configuration of a bundle is a set of products, and the bundle compiles into a
 // boolean model: one variable per option product, one constraint per option (its count of chosen products) and
 // one per active rule. Every question the configure endpoint asks (is there a valid configuration extending the
 // request? does one hold this product? does one leave it out? which is cheapest?) is answered by a complete
@@ -76,7 +76,7 @@ export interface Model {
 const key = (optionId: string, productId: string) => `${optionId}\n${productId}`;
 
 /**
- * The counts of C14's valid configuration, read the way quotes (C11) read them: an INCLUDED option needs at least
+ * The counts of a valid configuration, read the way quotes read them: an INCLUDED option needs at least
  * one product and at least minCount; an ADD_ON option may be left out, and once chosen holds minCount..maxCount.
  */
 function countsOf(option: ModelOption): Counts {
@@ -472,7 +472,7 @@ function addCost(model: Model, v: number): number {
 }
 
 /**
- * The cheapest valid configuration extending the propagated root (C14 completion): each product added costs 1
+ * The cheapest valid configuration extending the propagated root (the answer's completion): each product added costs 1
  * when it is its option's default and 2 otherwise, so defaults are preferred and as few products as possible are
  * added. Branch and bound: a branch is cut when what it has added plus the least its open options still need
  * (each needing product at the cost of its default where that is still open) reaches the best found; ties keep
@@ -585,7 +585,7 @@ export function isValidConfiguration(model: Model, chosen: readonly number[]): b
 }
 
 /**
- * The exact states of C14 for a request. A product other than those selected is `required` when no valid
+ * The exact states configure answers for a request. A product other than those selected is `required` when no valid
  * configuration extending the request leaves it out, `excluded` when none holds it, `available` otherwise.
  * Each question is settled by a witness (a valid configuration found) or a refutation (a complete search finding
  * none); witnesses found along the way settle many products at once, so most need no search of their own.
@@ -604,8 +604,6 @@ export function configure(model: Model, fixed: Fixed, maxSteps = Number.POSITIVE
   const used = new Set<number>();
   search.explain = used;
   const consistent = start(search, fixed);
-  search.explain = null;
-  search.explain = used;
   const first = consistent ? findAny(search, null, () => 0) : null;
   search.explain = null;
   if (first === null) {

@@ -1,6 +1,6 @@
 import { type Kysely, PostgresAdapter, sql } from 'kysely';
 
-// Configuration rules of a bundle (C14). `when_json` and `then_json` hold the rule's selectors as JSON text,
+// Configuration rules of a bundle (docs/configuration.md). `when_json` and `then_json` hold the rule's selectors as JSON text,
 // naming options by id and products by CRM product id, exactly as the API shows them. Rules are part of what a
 // quote or a configure answer is made of, so they move the bundle's tree_version like every catalogue table
 // (migration 0004): a cache checked against it can never serve rules that changed.

@@ -5,9 +5,11 @@ declare module 'autocannon' {
   interface Options {
     /** Several URLs share the connections, dealt out in turn. */
     url: string | string[];
-    method?: 'GET' | 'POST';
+    method?: 'GET' | 'POST' | 'PUT';
     headers?: Record<string, string>;
     body?: string;
+    /** Requests each connection sends in turn; fields left out are those above. */
+    requests?: { body?: string }[];
     connections?: number;
     duration?: number;
     timeout?: number;
@@ -26,7 +28,12 @@ declare module 'autocannon' {
   interface Instance extends EventEmitter, PromiseLike<Result> {
     on(
       event: 'response',
-      listener: (client: { opts: { path: string } }, statusCode: number, bytes: number, ms: number) => void,
+      listener: (
+        client: { opts: { path: string; port: string | number } },
+        statusCode: number,
+        bytes: number,
+        ms: number,
+      ) => void,
     ): this;
     on(event: 'tick', listener: (sample: { counter: number; bytes: number }) => void): this;
   }

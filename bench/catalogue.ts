@@ -4,10 +4,12 @@
 // with milliseconds. A seeded generator makes every run load the same catalogue.
 import type { Insertable } from 'kysely';
 import { toStoredAdjustment, toStoredPrice } from '../src/catalogue/stored-prices.ts';
-import type { Database, Db } from '../src/db/database.ts';
+import { catalogueTables, type Database, type Db } from '../src/db/database.ts';
 import { newId } from '../src/ids.ts';
 import { insertRows } from '../src/options/options.repository.ts';
 import type { Adjustment } from '../src/pricing/adjustment.schema.ts';
+import { seededRandom } from '../test/helpers/random.ts';
+import { generateRules } from './rules.ts';
 
 export const accountId = 'bench';
 
@@ -34,21 +36,39 @@ export const probeShapes: readonly Shape[] = [
   { options: 12, productsPerOption: 25, currencies: typicalCurrencies },
 ];
 
+// Bundles with configuration rules (bench/rules.ts), for configure: the large shape with 0, 60 and 500 rules, and
+// 60 rules over 30, 120 and 300 products. The large one with 60 rules is the configure scenario's.
+export const configureShapes: readonly { shape: Shape; rules: number }[] = [
+  { shape: shapes.large, rules: 60 },
+  { shape: shapes.large, rules: 0 },
+  { shape: shapes.large, rules: 500 },
+  { shape: { options: 6, productsPerOption: 5, currencies: typicalCurrencies }, rules: 60 },
+  { shape: { options: 12, productsPerOption: 10, currencies: typicalCurrencies }, rules: 60 },
+];
+
 export const productCount = (shape: Shape) => shape.options * shape.productsPerOption;
 
-export type BundleKind = 'typical' | 'large' | 'probe' | 'tiny';
+export type BundleKind = 'typical' | 'large' | 'probe' | 'configure' | 'tiny';
 
 export interface BundlePlan {
   kind: BundleKind;
   shape: Shape;
   isActive: boolean;
+  /** Configuration rules drawn over the bundle's products; none when absent. */
+  rules?: number;
 }
 
-/** 1,000 bundles: one large in twenty, the four probes near the start, the rest typical; 4% inactive. */
+/**
+ * 1,000 bundles: one large in twenty, the four probes and the five configure bundles near the start, the rest
+ * typical; 4% inactive.
+ */
 export function mainPlan(): BundlePlan[] {
   return Array.from({ length: 1000 }, (_, b): BundlePlan => {
     const probe = probeShapes[b - 1];
     if (probe) return { kind: 'probe', shape: probe, isActive: true };
+    const configured = configureShapes[b - 1 - probeShapes.length];
+    if (configured)
+      return { kind: 'configure', shape: configured.shape, isActive: true, rules: configured.rules };
     if (b % 20 === 10) return { kind: 'large', shape: shapes.large, isActive: true };
     return { kind: 'typical', shape: shapes.typical, isActive: b % 25 !== 24 };
   });
@@ -90,9 +110,16 @@ function variantTables(bundle: number, shape: Shape): number {
 
 /** Rows the plan writes, all tables together: the denominator of the progress display. */
 export function plannedRows(plan: readonly BundlePlan[]): number {
-  return plan.reduce((sum, { shape }, b) => {
+  return plan.reduce((sum, { shape, rules }, b) => {
     const products = productCount(shape);
-    return sum + 1 + 2 * shape.options + products * (2 + shape.currencies.length) + variantTables(b, shape);
+    return (
+      sum +
+      1 +
+      2 * shape.options +
+      products * (2 + shape.currencies.length) +
+      variantTables(b, shape) +
+      (rules ?? 0)
+    );
   }, 0);
 }
 
@@ -121,18 +148,11 @@ export interface SeededBundle {
   kind: BundleKind;
   isActive: boolean;
   productCount: number;
+  rules: number;
   options: SeededOption[];
 }
 
-const tables = [
-  'bundles',
-  'bundle_options',
-  'option_products',
-  'price_books',
-  'price_book_products',
-  'price_book_prices',
-  'product_variants',
-] as const;
+const tables = catalogueTables;
 type CatalogueTable = (typeof tables)[number];
 type Rows = { [T in CatalogueTable]: Insertable<Database[T]>[] };
 
@@ -144,19 +164,8 @@ const emptyRows = (): Rows => ({
   price_book_products: [],
   price_book_prices: [],
   product_variants: [],
+  bundle_rules: [],
 });
-
-/** mulberry32: small, fast and good enough to make the catalogue look varied yet identical on every run. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const base62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const editions = ['Standard', 'Professional', 'Enterprise'];
@@ -311,7 +320,7 @@ function productConfiguration(
   }
 }
 
-function optionCounts(type: SeededOption['type'], o: number, products: number) {
+export function optionCounts(type: SeededOption['type'], o: number, products: number) {
   if (type === 'INCLUDED') return { minCount: 1, maxCount: Math.min(3, products) };
   if (o % 4 === 3) return { minCount: null, maxCount: null };
   return { minCount: 0, maxCount: o % 3 === 0 ? null : Math.min(5, products) };
@@ -326,7 +335,7 @@ export interface GeneratedBundle {
 export function* generate(plan: readonly BundlePlan[], seed: number): Generator<GeneratedBundle> {
   const random = seededRandom(seed);
   const catalogue = crmCatalogue(random, 4000);
-  for (const [b, { kind, shape, isActive }] of plan.entries()) {
+  for (const [b, { kind, shape, isActive, rules = 0 }] of plan.entries()) {
     const now = new Date().toISOString();
     const rows = emptyRows();
     const bundleId = newId('bundle');
@@ -448,7 +457,29 @@ export function* generate(plan: readonly BundlePlan[], seed: number): Generator<
       });
       options.push(option);
     }
-    yield { bundle: { id: bundleId, kind, isActive, productCount: productCount(shape), options }, rows };
+    // Rules draw from a stream of their own, so adding them leaves every other bundle of the catalogue as it was.
+    const ruleOptions = options.map((o) => ({ id: o.id, products: o.products.map((p) => p.productId) }));
+    for (const [r, rule] of generateRules(seededRandom(seed * 7919 + b), ruleOptions, rules).entries()) {
+      rows.bundle_rules.push({
+        account_id: accountId,
+        id: newId('rule'),
+        bundle_id: bundleId,
+        name: rule.name,
+        kind: rule.kind,
+        when_json: JSON.stringify(rule.when),
+        then_json: JSON.stringify(rule.then),
+        message: rule.message,
+        is_active: true,
+        display_order: r,
+        version: 1,
+        created_at: now,
+        updated_at: now,
+      });
+    }
+    yield {
+      bundle: { id: bundleId, kind, isActive, productCount: productCount(shape), rules, options },
+      rows,
+    };
   }
 }
 

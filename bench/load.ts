@@ -4,9 +4,11 @@ import autocannon from 'autocannon';
 
 export interface Target {
   url: string;
-  method?: 'GET' | 'POST';
+  method?: 'GET' | 'POST' | 'PUT';
   headers?: Record<string, string>;
   body?: string;
+  /** Bodies sent in turn on each connection, in place of `body` (with one target only). */
+  bodies?: string[];
 }
 
 export interface Measurement {
@@ -33,9 +35,11 @@ function percentile(sorted: Float64Array, q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] as number;
 }
 
-const pathOf = (url: string) => {
-  const { pathname, search } = new URL(url);
-  return `${pathname}${search}`;
+/** A target as autocannon's client options name it: two services on one path differ by port. */
+const targetKey = (port: string | number, path: string) => `${port} ${path}`;
+const keyOf = (url: string) => {
+  const { port, pathname, search } = new URL(url);
+  return targetKey(port, `${pathname}${search}`);
 };
 
 /**
@@ -50,7 +54,7 @@ export async function measureTogether(
   const [first] = targets;
   if (!first) throw new Error('nothing to measure');
   const seen = new Map(
-    targets.map((t) => [pathOf(t.url), { latencies: [] as number[], codes: new Map<number, number>() }]),
+    targets.map((t) => [keyOf(t.url), { latencies: [] as number[], codes: new Map<number, number>() }]),
   );
   const instance = autocannon({
     url: targets.map((t) => t.url),
@@ -60,6 +64,7 @@ export async function measureTogether(
       ...(first.body === undefined ? {} : { 'content-type': 'application/json' }),
     },
     body: first.body,
+    ...(first.bodies === undefined ? {} : { requests: first.bodies.map((body) => ({ body })) }),
     connections: run.connections,
     duration: run.seconds,
     timeout: 10,
@@ -67,7 +72,7 @@ export async function measureTogether(
   let elapsed = 0;
   let answered = 0;
   instance.on('response', (client, status, _bytes, ms) => {
-    const target = seen.get(client.opts.path);
+    const target = seen.get(targetKey(client.opts.port, client.opts.path));
     target?.latencies.push(ms);
     target?.codes.set(status, (target.codes.get(status) ?? 0) + 1);
     answered++;
@@ -79,7 +84,7 @@ export async function measureTogether(
   const result = await instance;
   const unanswered = result.requests.sent - answered - result.errors;
   const each = targets.map((t): Measurement => {
-    const { latencies, codes } = seen.get(pathOf(t.url)) ?? { latencies: [], codes: new Map() };
+    const { latencies, codes } = seen.get(keyOf(t.url)) ?? { latencies: [], codes: new Map() };
     const sorted = Float64Array.from(latencies).sort();
     const outside2xx = [...codes].reduce(
       (n, [code, count]) => n + (code >= 200 && code < 300 ? 0 : count),

@@ -33,8 +33,9 @@ function start(
   args: string[],
   env: NodeJS.ProcessEnv,
   port: number,
+  cwd = repoRoot,
 ): Omit<Child, 'stop'> & { exited: Promise<void> } {
-  const child = spawn(process.execPath, args, { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   if (child.pid === undefined) throw new Error(`could not start ${args.join(' ')}`);
   let tail = '';
   const collect = (chunk: Buffer) => {
@@ -87,6 +88,8 @@ export interface ServiceOptions {
   sqlitePath: string;
   /** Writes a V8 CPU profile of the service into this directory when it stops. */
   cpuProfileDir?: string;
+  /** The checkout whose code runs; this one by default (bench:compare runs another beside it). */
+  cwd?: string;
 }
 
 /** `node src/cli.ts serve`, exactly as an operator starts it, configured by its environment. */
@@ -105,8 +108,11 @@ async function startService(options: ServiceOptions, port: number): Promise<Chil
       // rate no scenario reaches.
       RATE_LIMIT_PER_SECOND: '1000000',
       RATE_LIMIT_BURST: '1000000',
+      // The webhooks section delivers to a receiver on 127.0.0.1, over http.
+      WEBHOOKS_ALLOW_PRIVATE: 'true',
     },
     port,
+    options.cwd,
   );
   await untilReady(child, '/readyz');
   return { ...child, stop: stopper(child) };
@@ -211,7 +217,8 @@ export function resetPeakRss(pid: number): void {
   writeFileSync(`/proc/${pid}/clear_refs`, '5');
 }
 
-function cpuTicks(pid: number): number {
+/** CPU time the process has used, user and system, in clock ticks (1/100 s). */
+export function cpuTicks(pid: number): number {
   // Fields after the command name, which may itself hold spaces: utime and stime are the 12th and 13th.
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
   return Number(fields[11]) + Number(fields[12]);

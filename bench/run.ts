@@ -1,6 +1,6 @@
 // `npm run bench [-- --quick] [--dialect sqlite|postgres] [--scenario <name>]... [--profile]`
 // Loads a realistic catalogue into a fresh SQLite and a fresh PostgreSQL database, starts the real service on
-// each, drives it with autocannon next to the ceiling (the same Fastify stack answering the same bytes from
+// each, drives it with autocannon next to the ceiling (a bare node:http server answering the same bytes from
 // memory) and writes bench/results/latest.{md,json}. Quick and partial runs write scratch.{md,json} instead.
 // --scenario runs only the named load scenarios (no growth series); --profile writes a CPU profile of the
 // service into bench/profiles/ and prints where its time went.
@@ -21,9 +21,9 @@ import {
   mainPlan,
   plannedRows,
   type SeededBundle,
-  type SeededProduct,
   tinyPlan,
 } from './catalogue.ts';
+import { measureHostile } from './hostile.ts';
 import { measure, measureTogether, type Target } from './load.ts';
 import {
   type Child,
@@ -40,10 +40,21 @@ import {
   type DatabaseResult,
   evaluateTargets,
   type GrowthPoint,
+  hostileTargets,
   type Results,
   type ScenarioResult,
   toMarkdown,
 } from './report.ts';
+import {
+  BenchError,
+  bodiesOf,
+  call,
+  configurePath,
+  pageSize,
+  type Scenario,
+  scenariosFor,
+} from './scenarios.ts';
+import { measureWebhooks } from './webhooks.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -75,161 +86,6 @@ const dialects = (args.dialect ?? ['sqlite', 'postgres']) as Dialect[];
 const resultsName =
   args.quick || args.scenario !== undefined || args.dialect !== undefined ? 'scratch' : 'latest';
 const resultsDir = join(repoRoot, 'bench', 'results');
-const pageSize = 25;
-const deepPage = 31;
-const quoteLines = 30;
-
-class BenchError extends Error {}
-
-interface Scenario {
-  name: string;
-  title: string;
-  path: string;
-  /** For the ceiling: the service path whose answer it serves, byte for byte. */
-  copyOf?: string;
-  method?: 'POST';
-  body?: string;
-  /** What a good answer holds; checked once before the load, so a wrong answer never gets measured. */
-  check: (body: Json) => boolean;
-}
-
-// biome-ignore lint/suspicious/noExplicitAny: the checks read response JSON freely
-type Json = any;
-
-async function call(target: Target): Promise<{ status: number; text: string }> {
-  const response = await fetch(target.url, {
-    method: target.method ?? 'GET',
-    headers: {
-      ...target.headers,
-      ...(target.body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    body: target.body,
-  });
-  return { status: response.status, text: await response.text() };
-}
-
-async function callOk(target: Target): Promise<Json> {
-  const { status, text } = await call(target);
-  if (status < 200 || status > 299) {
-    throw new BenchError(
-      `${target.method ?? 'GET'} ${target.url} answered ${status}: ${text.slice(0, 2000)}`,
-    );
-  }
-  return JSON.parse(text);
-}
-
-function quantityOf(product: SeededProduct): number {
-  if (product.readonlyQuantity) return Math.max(product.minQuantity ?? 1, 1);
-  // 12 falls in the second volume tier, so volume pricing does real work.
-  return Math.min(Math.max(12, product.minQuantity ?? 1), product.maxQuantity ?? 12);
-}
-
-/** A valid quote: every INCLUDED option at its minCount at least, lines spread up to each option's maxCount. */
-function quoteBody(bundle: SeededBundle, lines: number): string {
-  const capacity = bundle.options.map((o) => Math.min(o.maxCount ?? o.products.length, o.products.length));
-  const picks = bundle.options.map((o) => (o.type === 'INCLUDED' ? (o.minCount ?? 1) : 0));
-  let count = picks.reduce((a, b) => a + b, 0);
-  while (count < lines) {
-    const before = count;
-    picks.forEach((picked, i) => {
-      if (count < lines && picked < (capacity[i] as number)) {
-        picks[i] = picked + 1;
-        count++;
-      }
-    });
-    if (count === before) throw new BenchError(`bundle ${bundle.id} cannot hold ${lines} quote lines`);
-  }
-  const options = bundle.options
-    .map((option, i) => ({
-      optionId: option.id,
-      products: option.products.slice(0, picks[i]).map((p, j) => ({
-        productId: p.productId,
-        quantity: quantityOf(p),
-        ...(p.adjustment === 'variant' ? { variantId: p.variantIds[j % p.variantIds.length] } : {}),
-      })),
-    }))
-    .filter((o) => o.products.length > 0);
-  return JSON.stringify({ currency: 'USD', bundles: [{ bundleId: bundle.id, quantity: 1, options }] });
-}
-
-const spread = <T>(items: T[], count: number): T[] =>
-  Array.from({ length: count }, (_, i) => items[Math.floor((i * items.length) / count)] as T);
-
-const productsIn = (body: Json): number =>
-  (body.bundles as Json[]).reduce(
-    (sum: number, b: Json) =>
-      sum + [...b.included, ...b.addOns].reduce((n: number, o: Json) => n + o.products.length, 0),
-    0,
-  );
-
-/** The scenarios, in the order they run: the ceiling right before the details it is compared with. */
-async function scenariosFor(baseUrl: string, key: string, seeded: SeededBundle[]): Promise<Scenario[]> {
-  const large = seeded.find((b) => b.kind === 'large' && b.isActive);
-  const searched = large?.options[0];
-  if (!large || !searched) throw new BenchError('the catalogue has no large bundle');
-  const typical = spread(
-    seeded.filter((b) => b.kind === 'typical' && b.isActive),
-    20,
-  );
-  // The deep page's key comes from walking the list once, as a client would.
-  let nextKey: unknown;
-  for (let page = 1; page < deepPage; page++) {
-    const query = page === 1 ? '' : `&nextKey=${encodeURIComponent(String(nextKey))}`;
-    const url = `${baseUrl}/v1/bundles?limit=${pageSize}${query}`;
-    nextKey = (await callOk({ url, headers: { 'x-api-key': key } })).nextKey;
-    if (typeof nextKey !== 'string') throw new BenchError(`GET /v1/bundles gave no nextKey on page ${page}`);
-  }
-  const details = {
-    path: `/v1/bundles-details?bundleIds=${large.id}`,
-    check: (body: Json) => body.bundles.length === 1 && productsIn(body) === large.productCount,
-  };
-  return [
-    {
-      name: 'ceiling',
-      title: 'Ceiling: same Fastify stack, details bytes from memory',
-      path: '/ceiling',
-      copyOf: details.path,
-      check: details.check,
-    },
-    {
-      name: 'details-1-large',
-      title: `GET /v1/bundles-details, 1 large bundle (${large.productCount} products)`,
-      ...details,
-    },
-    {
-      name: 'details-20-typical',
-      title: 'GET /v1/bundles-details, 20 typical bundles',
-      path: `/v1/bundles-details?bundleIds=${typical.map((b) => b.id).join(',')}`,
-      check: (body) => body.bundles.length === 20,
-    },
-    {
-      name: 'list-first-page',
-      title: `GET /v1/bundles, first page (${pageSize})`,
-      path: `/v1/bundles?limit=${pageSize}`,
-      check: (body) => body.bundles.length === pageSize,
-    },
-    {
-      name: 'list-deep-page',
-      title: `GET /v1/bundles, page ${deepPage} via nextKey`,
-      path: `/v1/bundles?limit=${pageSize}&nextKey=${encodeURIComponent(String(nextKey))}`,
-      check: (body) => body.bundles.length === pageSize,
-    },
-    {
-      name: 'quote-30-lines',
-      title: `POST /v1/quotes/price, ${quoteLines} lines on a large bundle (USD)`,
-      path: '/v1/quotes/price',
-      method: 'POST',
-      body: quoteBody(large, quoteLines),
-      check: (body) => body.lines.length === quoteLines,
-    },
-    {
-      name: 'priced-products-search',
-      title: 'GET /v1/pricebooks/{id}/pricedProducts?q=enterprise, large option',
-      path: `/v1/pricebooks/${searched.priceBookId}/pricedProducts?q=enterprise`,
-      check: (body) => body.results.length > 0 && body.total >= body.results.length,
-    },
-  ];
-}
 
 function settle(database: TestDatabase): Promise<unknown> {
   // PostgreSQL's autovacuum would analyse tables this size within a minute of the load; doing it now keeps it
@@ -323,14 +179,20 @@ async function runScenarios(
     const onCeiling = scenario.copyOf !== undefined && ceiling !== null;
     const baseUrl = onCeiling && ceiling ? ceiling.baseUrl : service.baseUrl;
     const headers: Record<string, string> = onCeiling ? {} : { 'x-api-key': key };
-    const { method, body } = scenario;
-    return { scenario, onCeiling, target: { url: `${baseUrl}${scenario.path}`, method, body, headers } };
+    const { method, body, bodies } = scenario;
+    return {
+      scenario,
+      onCeiling,
+      target: { url: `${baseUrl}${scenario.path}`, method, body, bodies, headers },
+    };
   });
   try {
     for (const { scenario, target } of planned) {
-      const { status, text } = await call(target);
-      if (status !== 200 || !scenario.check(JSON.parse(text))) {
-        throw new BenchError(`${scenario.name}: unexpected answer ${status}: ${text.slice(0, 2000)}`);
+      for (const body of bodiesOf(target)) {
+        const { status, text } = await call({ ...target, body });
+        if (status !== 200 || !scenario.check(JSON.parse(text))) {
+          throw new BenchError(`${scenario.name}: unexpected answer ${status}: ${text.slice(0, 2000)}`);
+        }
       }
     }
     let ceilingRps: number | null = null;
@@ -377,6 +239,46 @@ async function sideBySide(service: ServiceUnderTest, first: Target, deep: Target
   return { firstPage, deepPage, failures: failures + warm.failures };
 }
 
+/** The attacks of bench/hostile.ts on the large bundles (then typical ones), beside warm details of one. */
+function hostileBeside(service: ServiceUnderTest, key: string, seeded: SeededBundle[]) {
+  const active = (kind: SeededBundle['kind']) =>
+    seeded.filter((b) => b.kind === kind && b.isActive).map((b) => b.id);
+  const large = active('large');
+  const normal = {
+    url: `${service.baseUrl}/v1/bundles-details?bundleIds=${large[0]}`,
+    headers: { 'x-api-key': key },
+  };
+  return measureHostile(service, key, { large, typical: active('typical') }, normal, settings.seconds);
+}
+
+/**
+ * Configure with nothing chosen (every product's state open, the most work a request asks), one request at a time:
+ * by rules on the large shape, and by products with 60 rules.
+ */
+async function measureConfigureGrowth(
+  result: DatabaseResult,
+  service: ServiceUnderTest,
+  key: string,
+  seeded: SeededBundle[],
+) {
+  progress.phase('configure by rules and by products, one request at a time');
+  const bundles = seeded.filter((b) => b.kind === 'configure');
+  const target = (bundle: SeededBundle): Target => ({
+    url: `${service.baseUrl}${configurePath(bundle)}`,
+    method: 'POST',
+    headers: { 'x-api-key': key },
+    body: JSON.stringify({ currency: 'USD', selections: [] }),
+  });
+  for (const bundle of bundles.filter((b) => b.productCount === 300).sort((a, b) => a.rules - b.rules)) {
+    result.configureByRules.push(await sequential(service, bundle.rules, target(bundle)));
+  }
+  for (const bundle of bundles
+    .filter((b) => b.rules === 60)
+    .sort((a, b) => a.productCount - b.productCount)) {
+    result.configureByProducts.push(await sequential(service, bundle.productCount, target(bundle)));
+  }
+}
+
 async function measureGrowth(
   result: DatabaseResult,
   database: TestDatabase,
@@ -397,6 +299,8 @@ async function measureGrowth(
   const firstPage = { url: `${service.baseUrl}/v1/bundles?limit=${pageSize}`, headers };
   progress.phase(`first page at ${seeded.length.toLocaleString('en-US')} bundles, one request at a time`);
   result.listBySize.push(await sequential(service, seeded.length, firstPage));
+
+  await measureConfigureGrowth(result, service, key, seeded);
 
   const extra = tinyPlan(settings.extraBundles);
   const what = `loading ${extra.length.toLocaleString('en-US')} tiny bundles`;
@@ -439,7 +343,11 @@ async function benchDatabase(dialect: Dialect): Promise<DatabaseResult> {
       detailsBySize: [],
       detailsBuiltBySize: [],
       listBySize: [],
+      configureByRules: [],
+      configureByProducts: [],
       extraLoad: null,
+      webhooks: null,
+      hostile: null,
       targets: [],
     };
     try {
@@ -448,7 +356,16 @@ async function benchDatabase(dialect: Dialect): Promise<DatabaseResult> {
         (s) => args.scenario === undefined || args.scenario.includes(s.name),
       );
       await runScenarios(result, service, scenarios, key);
+      if (args.scenario === undefined || args.scenario.includes('webhooks')) {
+        result.webhooks = await measureWebhooks(service, database, settings);
+      }
+      if (args.scenario === undefined || args.scenario.includes('hostile')) {
+        result.hostile = await hostileBeside(service, key, catalogue.seeded);
+      }
       if (args.scenario === undefined) await measureGrowth(result, database, service, key, catalogue.seeded);
+      else if (args.scenario.includes('configure')) {
+        await measureConfigureGrowth(result, service, key, catalogue.seeded);
+      }
     } finally {
       progress.phase('stopping the service');
       await service.stop();
@@ -456,10 +373,16 @@ async function benchDatabase(dialect: Dialect): Promise<DatabaseResult> {
     }
     result.serviceRestarts = service.restarts;
     result.peakRssBytes = service.peakRssBytes();
-    result.targets = evaluateTargets(result.scenarios, result.pagination, result.peakRssBytes, {
-      ceiling: 'ceiling',
-      details: 'details-1-large',
-    });
+    result.targets = [
+      ...evaluateTargets(
+        dialect,
+        result.scenarios,
+        result.pagination,
+        { startBytes: result.startRssBytes, peakBytes: result.peakRssBytes },
+        { ceiling: 'ceiling', details: 'details-1-large' },
+      ),
+      ...(result.hostile ? hostileTargets(result.hostile) : []),
+    ];
     return result;
   } finally {
     progress.phase('dropping the database');
@@ -513,6 +436,15 @@ const failed = results.databases.flatMap((db) => {
       p.failures,
     ]),
     ...db.listBySize.map((p): [string, number] => [`first page of ${p.size} bundles`, p.failures]),
+    ...(db.webhooks
+      ? [...db.webhooks.without, db.webhooks.withEndpoint].map((m): [string, number] => [
+          'webhooks price upsert',
+          m.failures,
+        ])
+      : []),
+    ['hostile requests beside normal load', db.hostile?.failures ?? 0],
+    ...db.configureByRules.map((p): [string, number] => [`configure with ${p.size} rules`, p.failures]),
+    ...db.configureByProducts.map((p): [string, number] => [`configure of ${p.size} products`, p.failures]),
   ];
   return counts.filter(([, n]) => n > 0).map(([what, n]) => `${db.dialect} ${what}: ${n}`);
 });

@@ -1,5 +1,6 @@
 import { maxHeaderSize } from 'node:http';
 import { MAX_BUNDLE_IDS } from './bundle-details/bundle-details.schemas.ts';
+import { declaredSchema } from './components.ts';
 import type { Config } from './config.ts';
 import { Limit, MAX_PROPERTY_NAME_LENGTH, MAX_PROPERTY_NAMES } from './http/common-schemas.ts';
 import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_TTL_HOURS } from './http/idempotency.ts';
@@ -51,8 +52,8 @@ export function describeLimits(config: Config): string {
       'cache and other requests do not wait.',
     `- Configure: at most ${config.configureMaxSteps} search steps per request (CONFIGURE_MAX_STEPS); past them, ` +
       '422 configuration_too_complex: select or reject more products to narrow the search.',
-    `- Option products added per request: ${range(OptionProductsAddBody)}; prices written per request: ` +
-      `${range(PricesPutBody)}; products whose prices are deleted per request: ${range(PricesDeleteBody)}.`,
+    `- Option products added per request: ${range(declaredSchema(OptionProductsAddBody))}; prices written per request: ` +
+      `${range(declaredSchema(PricesPutBody))}; products whose prices are deleted per request: ${range(declaredSchema(PricesDeleteBody))}.`,
     `- Product variant tables: at most ${MAX_DYNAMIC_VARIANTS} dynamic variants; a variant id has 1-` +
       `${MAX_VARIANT_ID_LENGTH} characters, and a table's ids ${MAX_VARIANT_TABLE_CHARACTERS} characters together.`,
     `- Idempotency-Key: 1-${IDEMPOTENCY_KEY_MAX_LENGTH} characters, kept ${IDEMPOTENCY_TTL_HOURS} hours.`,

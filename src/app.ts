@@ -8,13 +8,14 @@ import { Type } from 'typebox';
 import { describeLimits } from './api-limits.ts';
 import { bundleDetailsRoutes } from './bundle-details/bundle-details.routes.ts';
 import { bundlesRoutes } from './bundles/bundles.routes.ts';
+import { component, components } from './components.ts';
 import type { Config } from './config.ts';
 import type { DatabaseHandle } from './db/connect.ts';
 import { type Unavailability, unavailability } from './db/errors.ts';
 import { checkStore } from './db/store-check.ts';
 import { eventsRoutes } from './events/events.routes.ts';
 import { isApiRoute, needsWriteAccess, requireApiKey } from './http/auth.ts';
-import { Problem, ProblemRef, withErrorResponses } from './http/common-schemas.ts';
+import { ProblemRef, withErrorResponses } from './http/common-schemas.ts';
 import { conditionalRequests } from './http/conditional.ts';
 import {
   clientErrorHandler,
@@ -25,6 +26,8 @@ import {
 import { type AnswerLimits, answerLimits } from './http/heavy-answers.ts';
 import { idempotencyKeys } from './http/idempotency.ts';
 import { registerJsonBody } from './http/json-body.ts';
+import { registerMetrics } from './http/metrics.ts';
+import { finishDocument, type OpenApiDocument, tag, withResponseHeaders } from './http/openapi.ts';
 import { rateLimitPerKey } from './http/rate-limit.ts';
 import { carryRequestId } from './http/request-context.ts';
 import { refuseUnstorableText } from './http/unstorable-text.ts';
@@ -35,6 +38,7 @@ import { priceBooksRoutes } from './price-books/price-books.routes.ts';
 import { AppError } from './problems.ts';
 import { quotesRoutes } from './quotes/quotes.routes.ts';
 import { rulesRoutes } from './rules/rules.routes.ts';
+import { webhooksRoutes } from './webhooks/webhooks.routes.ts';
 
 export interface AppOptions {
   config: Config;
@@ -45,12 +49,38 @@ export interface AppOptions {
 
 export type App = FastifyInstance;
 
-type OpenApiPaths = {
-  paths?: Record<
-    string,
-    Record<string, { 'x-optional-body'?: boolean; requestBody?: { required?: boolean } }>
-  >;
-};
+const operationsTag = tag(
+  'operations',
+  'Whether the process is up and ready, for load balancers and orchestrators; no API key needed',
+);
+const Health = component('Health', Type.Object({ status: Type.Literal('ok') }));
+const Readiness = component(
+  'Readiness',
+  Type.Object({
+    status: Type.Literal('ready'),
+    database: Type.Union([Type.Literal('sqlite'), Type.Literal('postgres')], {
+      description: 'The database the service stores in',
+    }),
+  }),
+);
+
+/**
+ * The reference at /docs loads its script from this service and contacts no other host, and offers no button to a
+ * third-party service: no web fonts from fonts.scalar.com, no telemetry, no AI agent or MCP, no "open in the Scalar
+ * client" button, no developer toolbar (share, deploy, SDKs on scalar.com). Requests tried from the page go straight
+ * to this service: no proxy is configured. test/http/docs.test.ts checks each.
+ */
+const docsConfiguration = {
+  url: '/openapi.json',
+  title: 'cpq API',
+  pageTitle: 'cpq API reference',
+  withDefaultFonts: false,
+  telemetry: false,
+  hideClientButton: true,
+  showDeveloperTools: 'never',
+  agent: { disabled: true },
+  mcp: { disabled: true },
+} as const;
 
 /** How long /readyz reports a fault of the store that a request met. */
 const STORE_FAULT_MEMORY_MS = 10_000;
@@ -99,7 +129,7 @@ export async function buildApp({
   // Ajv for every adjustment to pick its anyOf branch, slower than JSON.stringify on the larger answers.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   registerJsonBody(app);
-  app.addSchema(Problem);
+  for (const schema of components()) app.addSchema(schema);
   registerErrorHandling(app);
 
   let closing = false;
@@ -141,6 +171,7 @@ export async function buildApp({
       maxAge: 600,
     });
   }
+  const metrics = registerMetrics(app, { config, database, gate: answers.gate });
   requireApiKey(app, database.db);
   rateLimitPerKey(app, config);
   refuseUnstorableText(app);
@@ -151,11 +182,12 @@ export async function buildApp({
   app.addHook('onRoute', (route) => {
     const response = route.schema?.response as Record<string, unknown> | undefined;
     if (!isApiRoute(route.url)) {
-      if (route.schema && response) route.schema.response = withErrorResponses(response, []);
+      if (route.schema && response)
+        route.schema.response = withResponseHeaders(route, withErrorResponses(response, []));
       return;
     }
     route.schema ??= {};
-    route.schema.response = withErrorResponses(response);
+    route.schema.response = withResponseHeaders(route, withErrorResponses(response));
     // OpenAPI 3.1 lets an apiKey requirement name roles: `write` marks what a read-only key may not call.
     const writes = [route.method].flat().some((method) => needsWriteAccess(method, route.config));
     (route.schema as Record<string, unknown>).security = [{ apiKey: writes ? ['write'] : [] }];
@@ -172,23 +204,15 @@ export async function buildApp({
           'in the x-api-key header; an operation whose security names the role `write` refuses read-only keys ' +
           'with 403. Errors are RFC 9457 problem details (application/problem+json).\n\n' +
           describeLimits(config),
+        license: { name: 'MIT', identifier: 'MIT' },
       },
+      // Relative: the document describes the service that serves it, wherever that is.
+      servers: [{ url: '/', description: 'The service this document was read from' }],
       components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } } },
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
-    // @fastify/swagger marks every request body required; a route whose body may be left out says so with the
-    // extension x-optional-body, and the document follows.
-    transformObject: (documentObject) => {
-      const { openapiObject } = documentObject as unknown as { openapiObject: OpenApiPaths };
-      for (const operations of Object.values(openapiObject.paths ?? {})) {
-        for (const operation of Object.values(operations)) {
-          if (!operation['x-optional-body']) continue;
-          delete operation['x-optional-body'];
-          if (operation.requestBody) operation.requestBody.required = false;
-        }
-      }
-      return openapiObject;
-    },
+    transformObject: (documentObject) =>
+      finishDocument((documentObject as unknown as { openapiObject: OpenApiDocument }).openapiObject),
   });
 
   const { db } = database;
@@ -197,9 +221,11 @@ export async function buildApp({
     '/healthz',
     {
       schema: {
-        tags: ['operations'],
+        operationId: 'getHealth',
+        tags: operationsTag,
         summary: 'The process is up (no key needed)',
-        response: { 200: Type.Object({ status: Type.Literal('ok') }) },
+        security: [],
+        response: { 200: Type.With(Health, { description: 'The process is up and answering' }) },
       },
     },
     async () => ({ status: 'ok' as const }),
@@ -215,17 +241,16 @@ export async function buildApp({
     '/readyz',
     {
       schema: {
-        tags: ['operations'],
+        operationId: 'getReadiness',
+        tags: operationsTag,
         summary: 'The database can be read and written (no key needed); 503 saying why while it cannot',
+        security: [],
         description:
           'Ready when every table is there and a write commits, and no request met a fault of the store (full, ' +
           `read-only, tables missing) in the last ${STORE_FAULT_MEMORY_MS / 1000} s.`,
         response: {
-          200: Type.Object({
-            status: Type.Literal('ready'),
-            database: Type.Union([Type.Literal('sqlite'), Type.Literal('postgres')]),
-          }),
-          503: ProblemRef,
+          200: Type.With(Readiness, { description: 'Ready: the database answers and stores' }),
+          503: Type.With(ProblemRef, { description: 'Not ready: the detail says why' }),
         },
       },
     },
@@ -247,7 +272,7 @@ export async function buildApp({
   app.get('/openapi.json', hidden, async () => app.swagger());
   await app.register(scalar, {
     routePrefix: '/docs',
-    configuration: { url: '/openapi.json', title: 'cpq API' },
+    configuration: docsConfiguration,
   });
 
   await app.register(
@@ -260,8 +285,9 @@ export async function buildApp({
         quotesRoutes,
         rulesRoutes,
         eventsRoutes,
+        webhooksRoutes,
       ]) {
-        await v1.register(routes, { db, config, answers });
+        await v1.register(routes, { db, config, answers, metrics });
       }
     },
     { prefix: '/v1' },

@@ -41,14 +41,24 @@ function accountOption(value: unknown): string {
 
 const commands: Record<string, Command> = {
   serve: {
-    usage: 'cpq serve',
+    usage: 'cpq serve [--workers <N|auto>]',
     summary: 'Run the HTTP service, configured by environment variables (cpq serve --help lists them).',
     details: [
+      '  --workers N   N processes on one port (auto: one per core); 1 by default',
       'Environment variables (an empty one counts as unset):',
       ...environment.map((v) => `  ${v.name.padEnd(22)} default ${v.default}; ${v.allowed}`),
     ],
-    // Imported here: the other commands start faster without loading the HTTP stack.
-    run: async () => (await import('./server.ts')).serve(loadConfig()),
+    options: { workers: { type: 'string' } },
+    run: async (values) => {
+      // Imported here: the other commands start faster without loading the HTTP stack.
+      const { asWorker, isWorker, serveWorkers, workerCount } = await import('./workers.ts');
+      const { serve } = await import('./server.ts');
+      const count = values.workers === undefined ? 1 : workerCount(String(values.workers));
+      if (count === null) throw new UsageError('--workers must be auto or a whole number from 1 to 64');
+      const config = loadConfig();
+      if (isWorker()) return serve(config, asWorker);
+      return count === 1 ? serve(config) : serveWorkers(config, count);
+    },
   },
   migrate: {
     usage: 'cpq migrate',
@@ -118,7 +128,7 @@ const commands: Record<string, Command> = {
   'seed-demo': {
     usage: 'cpq seed-demo --account <accountId>',
     summary:
-      'Add a sample laptop bundle (prices in USD, EUR, JPY) to an account; prints its ids as JSON. Each run adds one.',
+      'Add a sample laptop bundle (prices in USD, EUR, JPY; three configuration rules) to an account; prints its ids as JSON. Each run adds one.',
     options: { account: { type: 'string' } },
     run: async (values) => {
       const accountId = accountOption(values.account);

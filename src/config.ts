@@ -31,10 +31,26 @@ export const Config = Type.Object({
   /** Large answers (bundle details, quote catalogues) built at once, and how many more may wait. */
   heavyAnswersAtOnce: Type.Integer({ minimum: 1 }),
   heavyAnswersQueued: Type.Integer({ minimum: 0 }),
-  /** Steps (assignments and rule propagations) one configure request may search before it is refused. */
+  /** Steps (values set and conflicts met) one configure request may search before it is refused. */
   configureMaxSteps: Type.Integer({ minimum: 1 }),
   /** Milliseconds shutdown waits for requests in flight before it closes every connection. */
   shutdownGraceMs: Type.Integer({ minimum: 0 }),
+  /** The key that seals webhook signing secrets at rest (32 bytes, hex or base64); none stores them unsealed. */
+  webhooksSecretKey: Type.Union([
+    Type.String({ pattern: '^([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)$' }),
+    Type.Null(),
+  ]),
+  /** Lets webhook endpoints use http and loopback, private or link-local addresses (tests, local use). */
+  webhooksAllowPrivate: Type.Boolean(),
+  /** Webhook attempts one instance makes at once, in all and to one endpoint. */
+  webhooksConcurrency: Type.Integer({ minimum: 1, maximum: 1000 }),
+  webhooksEndpointConcurrency: Type.Integer({ minimum: 1, maximum: 100 }),
+  /** Milliseconds a webhook receiver has to answer an attempt. */
+  webhooksTimeoutMs: Type.Integer({ minimum: 100, maximum: 60_000 }),
+  /** Whether GET /metrics (Prometheus) is served. */
+  metricsEnabled: Type.Boolean(),
+  /** A port of its own for /metrics; null serves it on the API's port. */
+  metricsPort: Type.Union([Type.Integer({ minimum: 0, maximum: 65535 }), Type.Null()]),
 });
 export type Config = Static<typeof Config>;
 
@@ -139,10 +155,52 @@ export const environment: readonly {
     allowed: 'an integer, 0 or more',
   },
   {
+    name: 'METRICS',
+    field: 'metricsEnabled',
+    default: 'on',
+    allowed: 'on or off',
+  },
+  {
+    name: 'METRICS_PORT',
+    field: 'metricsPort',
+    default: 'unset: /metrics on PORT',
+    allowed: 'an integer from 0 to 65535, or unset to serve /metrics beside the API',
+  },
+  {
     name: 'CONFIGURE_MAX_STEPS',
     field: 'configureMaxSteps',
     default: '1000000',
     allowed: 'an integer, 1 or more',
+  },
+  {
+    name: 'WEBHOOKS_SECRET_KEY',
+    field: 'webhooksSecretKey',
+    default: 'unset: webhook secrets stored unsealed',
+    allowed: '32 random bytes as 64 hex digits or 44 characters of base64 (openssl rand -base64 32)',
+  },
+  {
+    name: 'WEBHOOKS_ALLOW_PRIVATE',
+    field: 'webhooksAllowPrivate',
+    default: 'false',
+    allowed: 'true (webhooks may go to http and to loopback, private and link-local addresses) or false',
+  },
+  {
+    name: 'WEBHOOKS_CONCURRENCY',
+    field: 'webhooksConcurrency',
+    default: '16',
+    allowed: 'an integer from 1 to 1000',
+  },
+  {
+    name: 'WEBHOOKS_ENDPOINT_CONCURRENCY',
+    field: 'webhooksEndpointConcurrency',
+    default: '4',
+    allowed: 'an integer from 1 to 100',
+  },
+  {
+    name: 'WEBHOOKS_TIMEOUT_MS',
+    field: 'webhooksTimeoutMs',
+    default: '10000',
+    allowed: 'an integer number of milliseconds from 100 to 60000',
   },
 ];
 
@@ -157,6 +215,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const value = read(name);
     return value === undefined ? fallback : Number(value);
   };
+  // Anything but the two words is left as text, which the schema then refuses.
+  const toggle = (value: string | undefined, fallback: boolean, yes: string, no: string) =>
+    value === undefined ? fallback : value === yes ? true : value === no ? false : value;
   const candidate = {
     port: number('PORT', 3000),
     host: read('HOST') ?? '127.0.0.1',
@@ -180,6 +241,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     heavyAnswersAtOnce: number('HEAVY_ANSWERS_AT_ONCE', 2),
     heavyAnswersQueued: number('HEAVY_ANSWERS_QUEUED', 32),
     configureMaxSteps: number('CONFIGURE_MAX_STEPS', 1_000_000),
+    webhooksSecretKey: read('WEBHOOKS_SECRET_KEY') ?? null,
+    webhooksAllowPrivate: toggle(read('WEBHOOKS_ALLOW_PRIVATE'), false, 'true', 'false'),
+    webhooksConcurrency: number('WEBHOOKS_CONCURRENCY', 16),
+    webhooksEndpointConcurrency: number('WEBHOOKS_ENDPOINT_CONCURRENCY', 4),
+    webhooksTimeoutMs: number('WEBHOOKS_TIMEOUT_MS', 10_000),
+    metricsEnabled: toggle(read('METRICS'), true, 'on', 'off'),
+    metricsPort: read('METRICS_PORT') === undefined ? null : number('METRICS_PORT', 0),
   };
   const [first] = Value.Errors(Config, candidate);
   if (first) {

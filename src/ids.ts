@@ -12,6 +12,7 @@ export const idPrefixes = {
   apiKey: 'key',
   request: 'req',
   event: 'evt',
+  webhookEndpoint: 'whe',
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;

@@ -1,4 +1,5 @@
 import { type Static, Type } from 'typebox';
+import { component } from './components.ts';
 
 /**
  * The problems the service answers with: the closed set of codes, the items that point into a request, the error
@@ -37,8 +38,9 @@ export type ProblemCode = keyof typeof problemCodes;
 /** A problem lists at most this many items: an answer must not grow with a hostile request. */
 export const MAX_PROBLEM_ITEMS = 100;
 
-export const ProblemItem = Type.Object(
-  {
+export const ProblemItem = component(
+  'ProblemItem',
+  Type.Object({
     code: Type.String({ description: 'Stable machine-readable code of this problem' }),
     in: Type.Union(
       [Type.Literal('body'), Type.Literal('query'), Type.Literal('path'), Type.Literal('header')],
@@ -51,37 +53,39 @@ export const ProblemItem = Type.Object(
     ruleId: Type.Optional(
       Type.String({ description: 'With code rule_violated: the configuration rule that is broken' }),
     ),
-  },
-  { $id: 'ProblemItem' },
+  }),
 );
 export type ProblemItem = Static<typeof ProblemItem>;
 
-export const Problem = Type.Object(
-  {
-    type: Type.String({ description: 'URI naming the problem type' }),
-    title: Type.String(),
-    status: Type.Integer(),
-    detail: Type.String(),
-    instance: Type.String({
-      description: 'The request path; empty when the request could not be read as HTTP',
-    }),
-    code: Type.String({ description: 'Stable machine-readable code', enum: Object.keys(problemCodes) }),
-    requestId: Type.String(),
-    errors: Type.Optional(
-      Type.Array(ProblemItem, {
-        maxItems: MAX_PROBLEM_ITEMS,
-        description: `The problems found, each with a pointer; the first ${MAX_PROBLEM_ITEMS} when there are more`,
+export const Problem = component(
+  'Problem',
+  Type.Object(
+    {
+      type: Type.String({ description: 'URI naming the problem type' }),
+      title: Type.String(),
+      status: Type.Integer(),
+      detail: Type.String(),
+      instance: Type.String({
+        description: 'The request path; empty when the request could not be read as HTTP',
       }),
-    ),
-    errorCount: Type.Optional(
-      Type.Integer({
-        minimum: 1,
-        description:
-          'How many problems were found in all, present with errors; above the length of errors when cut',
-      }),
-    ),
-  },
-  { $id: 'Problem', description: 'RFC 9457 problem details' },
+      code: Type.String({ description: 'Stable machine-readable code', enum: Object.keys(problemCodes) }),
+      requestId: Type.String(),
+      errors: Type.Optional(
+        Type.Array(ProblemItem, {
+          maxItems: MAX_PROBLEM_ITEMS,
+          description: `The problems found, each with a pointer; the first ${MAX_PROBLEM_ITEMS} when there are more`,
+        }),
+      ),
+      errorCount: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          description:
+            'How many problems were found in all, present with errors; above the length of errors when cut',
+        }),
+      ),
+    },
+    { description: 'RFC 9457 problem details' },
+  ),
 );
 export type Problem = Static<typeof Problem>;
 

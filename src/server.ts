@@ -5,6 +5,8 @@ import { unavailability } from './db/errors.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { checkStore } from './db/store-check.ts';
 import { scheduleEventPurge } from './events/events.service.ts';
+import { sealStoredSecrets, webhookSettings } from './webhooks/webhooks.service.ts';
+import { webhookWorker } from './webhooks/webhooks.worker.ts';
 
 function refused(at: string, reason: string): Error {
   return new Error(`the database at ${at} cannot be used: ${reason}`);
@@ -16,30 +18,54 @@ function startFailure(at: string, error: unknown): unknown {
   return fault?.store ? refused(at, fault.reason) : error;
 }
 
-/** Starts the service and stops it cleanly on SIGTERM or SIGINT: no new connections, in-flight requests finish
- * within the grace period, then the database closes. */
-export async function serve(config: Config): Promise<void> {
-  let app: App | undefined;
-  let database: DatabaseHandle;
+export function openDatabase(config: Config, onPoolError?: (error: Error) => void): DatabaseHandle {
   try {
-    database = connect({
-      databaseUrl: config.databaseUrl,
-      sqlitePath: config.sqlitePath,
-      onPoolError: (error) => app?.log.warn({ err: error }, 'database connection lost'),
-    });
+    return connect({ databaseUrl: config.databaseUrl, sqlitePath: config.sqlitePath, onPoolError });
   } catch (error) {
     // SQLite opens the file here: a read-only folder fails at once.
     throw startFailure(config.sqlitePath, error);
   }
+}
+
+/** Brings the schema up to date and refuses a store that cannot be written, which would start, say ready, and
+ * answer every write 503. */
+export async function prepareStore(
+  database: DatabaseHandle,
+  onMigration: (name: string) => void,
+): Promise<void> {
+  try {
+    await migrateToLatest(database.db, onMigration);
+    const fault = await checkStore(database.db);
+    if (fault) throw refused(database.description, fault.reason);
+  } catch (error) {
+    throw startFailure(database.description, error);
+  }
+}
+
+/** Under `cpq serve --workers N`, one of the N processes: the primary tells it when to stop. */
+export interface WorkerRole {
+  onStopRequest(stop: (reason: string) => void): void;
+  stopped(): void;
+}
+
+/** Starts the service and stops it cleanly on SIGTERM or SIGINT: no new connections, in-flight requests finish
+ * within the grace period, then the database closes. */
+export async function serve(config: Config, worker?: WorkerRole): Promise<void> {
+  let app: App | undefined;
+  const database = openDatabase(config, (error) => app?.log.warn({ err: error }, 'database connection lost'));
   const started = await buildApp({ config, database });
   app = started;
+  const webhooks = webhookSettings(config);
+  if (webhooks.secretKey === null) {
+    started.log.info('WEBHOOKS_SECRET_KEY is unset: webhook signing secrets are stored unsealed');
+  }
   let address: string;
 
   try {
-    await migrateToLatest(database.db, (migration) => started.log.info({ migration }, 'migration applied'));
-    // A store that cannot be written would start, say ready, and answer every write 503.
-    const fault = await checkStore(database.db);
-    if (fault) throw refused(database.description, fault.reason);
+    await prepareStore(database, (migration) => started.log.info({ migration }, 'migration applied'));
+    const sealed = await sealStoredSecrets(database.db, webhooks);
+    if (sealed > 0)
+      started.log.info({ endpoints: sealed }, 'webhook secrets sealed with WEBHOOKS_SECRET_KEY');
     address = await started.listen({ port: config.port, host: config.host });
   } catch (error) {
     // Nothing may keep the process alive after a failed start (an open pool would, for its idle timeout).
@@ -51,6 +77,16 @@ export async function serve(config: Config): Promise<void> {
   const stopPurge = scheduleEventPurge(database.db, config.eventsRetentionDays, (error) =>
     started.log.warn({ err: error }, 'purging expired events failed'),
   );
+  // Under --workers each process runs its own delivery worker: they share the work through the database's claims.
+  const deliveries = webhookWorker({
+    db: database.db,
+    settings: webhooks,
+    concurrency: config.webhooksConcurrency,
+    endpointConcurrency: config.webhooksEndpointConcurrency,
+    timeoutMs: config.webhooksTimeoutMs,
+    log: started.log,
+  });
+  deliveries.start();
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -74,15 +110,19 @@ export async function serve(config: Config): Promise<void> {
       process.exit(1);
     }, config.shutdownGraceMs + 15_000);
     forced.unref();
-    await started.close();
+    // The delivery worker stops claiming at once; its attempts in flight get the same grace as requests.
+    await Promise.all([started.close(), deliveries.stop(config.shutdownGraceMs)]);
     clearTimeout(grace);
     await stopPurge();
     await database.db.destroy();
     started.log.info('stopped');
+    worker?.stopped();
   };
   // `once`: a second signal gets the default action, so an operator can still force an exit.
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
+  worker?.onStopRequest((reason) => void stop(reason));
 
-  started.log.info({ address, database: database.dialect, at: database.description }, 'cpq is ready');
+  const ready = { address, database: database.dialect, at: database.description };
+  started.log.info(ready, worker ? 'worker is ready' : 'cpq is ready');
 }

@@ -1,13 +1,16 @@
 import type { FastifyReply } from 'fastify';
+import { Type } from 'typebox';
 import { type CachedDetails, StampedCache } from '../catalogue/stamped-cache.ts';
+import { tag } from '../http/openapi.ts';
 import type { Routes } from '../http/routes.ts';
 import { BundleDetailsQuery, BundleDetailsResponse } from './bundle-details.schemas.ts';
 import { bundleDetailsBytes } from './bundle-details.service.ts';
 
-export const bundleDetailsRoutes: Routes = async (app, { db, config, answers }) => {
+export const bundleDetailsRoutes: Routes = async (app, { db, config, answers, metrics }) => {
   // One per instance; each stays correct alone, as it checks every answer against the database.
   const cache =
     config.detailsCacheBytes > 0 ? new StampedCache<CachedDetails>(config.detailsCacheBytes) : null;
+  if (cache) metrics.watchCache('details', cache);
   app.get(
     '/bundles-details',
     {
@@ -23,9 +26,16 @@ export const bundleDetailsRoutes: Routes = async (app, { db, config, answers }) 
           'naming it, an unchanged answer is a 304. An answer over ANSWER_MAX_BYTES is 422 answer_too_large, ' +
           'decided while it is built: ask for fewer bundles or properties. Building waits its turn among ' +
           'HEAVY_ANSWERS_AT_ONCE at a time; 503 with Retry-After when HEAVY_ANSWERS_QUEUED already wait.',
-        tags: ['bundles'],
+        tags: tag(
+          'bundle-details',
+          'Bundles in full in one read: their options and products with the prices of every currency, to configure and price a quote with',
+        ),
         querystring: BundleDetailsQuery,
-        response: { 200: BundleDetailsResponse },
+        response: {
+          200: Type.With(BundleDetailsResponse, {
+            description: 'The bundles asked for, and the ids not found',
+          }),
+        },
       },
     },
     async (request, reply) => {

@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { BundleProduct } from '../bundles/bundles.schemas.ts';
+import { component } from '../components.ts';
 import {
   Instant,
   MAX_PROPERTY_NAME_LENGTH,
@@ -9,7 +10,7 @@ import {
   Properties,
 } from '../http/common-schemas.ts';
 import { OptionConfiguration, ProductConfiguration } from '../options/options.schemas.ts';
-import { Adjustment } from '../pricing/adjustment.schema.ts';
+import { PriceAdjustment } from '../pricing/adjustment.schema.ts';
 
 export const MAX_BUNDLE_IDS = 100;
 
@@ -39,43 +40,55 @@ export type BundleDetailsQuery = Static<typeof BundleDetailsQuery>;
 const byCurrency = <T extends Parameters<typeof Type.Record>[1]>(value: T, description: string) =>
   Type.Record(Type.String({ pattern: '^[A-Z]{3}$' }), value, { description });
 
-export const BundleDetailOptionProduct = Type.Object({
-  id: Type.String(),
-  productId: ProductId,
-  properties: Properties,
-  configuration: ProductConfiguration,
-  displayOrder: Type.Integer(),
-  adjustments: byCurrency(
-    Nullable(Adjustment),
-    'Keyed by ISO 4217 currency; allowUnitPriceEditing is copied in from the price book entry',
-  ),
-  standardPrice: byCurrency(Nullable(Type.Number()), 'Keyed by ISO 4217 currency'),
-  listPrice: byCurrency(Nullable(Type.Number()), 'Keyed by ISO 4217 currency'),
-});
+export const BundleDetailOptionProduct = component(
+  'BundleDetailOptionProduct',
+  Type.Object({
+    id: Type.String(),
+    productId: ProductId,
+    properties: Properties,
+    configuration: ProductConfiguration,
+    displayOrder: Type.Integer(),
+    adjustments: byCurrency(
+      Nullable(PriceAdjustment),
+      'Keyed by ISO 4217 currency; allowUnitPriceEditing is copied in from the price book entry',
+    ),
+    standardPrice: byCurrency(Nullable(Type.Number()), 'Keyed by ISO 4217 currency'),
+    listPrice: byCurrency(Nullable(Type.Number()), 'Keyed by ISO 4217 currency'),
+  }),
+);
 export type BundleDetailOptionProduct = Static<typeof BundleDetailOptionProduct>;
 
-export const BundleDetailOption = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  displayOrder: Type.Integer(),
-  configuration: OptionConfiguration,
-  products: Type.Array(BundleDetailOptionProduct, { description: 'Ordered by displayOrder, then id' }),
-});
+export const BundleDetailOption = component(
+  'BundleDetailOption',
+  Type.Object({
+    id: Type.String(),
+    name: Type.String(),
+    displayOrder: Type.Integer(),
+    configuration: OptionConfiguration,
+    products: Type.Array(BundleDetailOptionProduct, { description: 'Ordered by displayOrder, then id' }),
+  }),
+);
 export type BundleDetailOption = Static<typeof BundleDetailOption>;
 
-export const BundleDetails = Type.Object({
-  id: Type.String(),
-  isActive: Type.Boolean(),
-  header: BundleProduct,
-  included: Type.Array(BundleDetailOption, { description: 'INCLUDED options, by displayOrder, then id' }),
-  addOns: Type.Array(BundleDetailOption, { description: 'ADD_ON options, by displayOrder, then id' }),
-});
+export const BundleDetails = component(
+  'BundleDetails',
+  Type.Object({
+    id: Type.String(),
+    isActive: Type.Boolean(),
+    header: BundleProduct,
+    included: Type.Array(BundleDetailOption, { description: 'INCLUDED options, by displayOrder, then id' }),
+    addOns: Type.Array(BundleDetailOption, { description: 'ADD_ON options, by displayOrder, then id' }),
+  }),
+);
 export type BundleDetails = Static<typeof BundleDetails>;
 
-export const BundleDetailsResponse = Type.Object({
-  bundles: Type.Array(BundleDetails),
-  notFound: Type.Array(Type.String(), {
-    description: 'Ids asked for that the account does not have, in the order asked',
+export const BundleDetailsResponse = component(
+  'BundleDetailsResponse',
+  Type.Object({
+    bundles: Type.Array(BundleDetails),
+    notFound: Type.Array(Type.String(), {
+      description: 'Ids asked for that the account does not have, in the order asked',
+    }),
   }),
-});
+);
 export type BundleDetailsResponse = Static<typeof BundleDetailsResponse>;

@@ -100,7 +100,22 @@ export interface PageRequest {
  * every page is one index range scan with no sort. Exported unexecuted so the plan can be checked.
  */
 export function bundlePageQuery(db: Executor, accountId: string, page: PageRequest) {
-  let query = db.selectFrom('bundles').selectAll().where('account_id', '=', accountId);
+  // The option counts of each row, read in the same statement: a page is one statement, so it sees one state
+  // with no transaction around it.
+  let query = db
+    .selectFrom('bundles')
+    .selectAll()
+    .select((eb) => {
+      const optionsOfType = (type: 'INCLUDED' | 'ADD_ON') =>
+        eb
+          .selectFrom('bundle_options as o')
+          .select((counted) => counted.fn.countAll<number>().as('n'))
+          .whereRef('o.account_id', '=', 'bundles.account_id')
+          .whereRef('o.bundle_id', '=', 'bundles.id')
+          .where('o.type', '=', type);
+      return [optionsOfType('INCLUDED').as('included_options'), optionsOfType('ADD_ON').as('add_on_options')];
+    })
+    .where('account_id', '=', accountId);
   if (page.productId !== undefined) query = query.where('header_product_id', '=', page.productId);
   if (page.isActive !== undefined) query = query.where('is_active', '=', page.isActive);
   if (page.afterId !== null) query = query.where('id', '>', page.afterId);
@@ -111,6 +126,10 @@ export async function listBundlesAfter(
   db: Executor,
   accountId: string,
   page: PageRequest,
-): Promise<BundleRow[]> {
-  return bundlePageQuery(db, accountId, page).execute();
+): Promise<{ row: BundleRow; counts: OptionCounts }[]> {
+  const rows = await bundlePageQuery(db, accountId, page).execute();
+  return rows.map(({ included_options, add_on_options, ...row }) => ({
+    row,
+    counts: { included: Number(included_options), addOn: Number(add_on_options) },
+  }));
 }

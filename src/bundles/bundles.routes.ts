@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { ProblemRef } from '../http/common-schemas.ts';
 import { expectedVersions, tagged, taggedWrite } from '../http/conditional.ts';
+import { tag } from '../http/openapi.ts';
 import type { Routes } from '../http/routes.ts';
 import {
   Bundle,
@@ -20,7 +21,10 @@ import {
   patchBundle,
 } from './bundles.service.ts';
 
-const tags = ['bundles'];
+const tags = tag(
+  'bundles',
+  'Bundles: a header product of the CRM catalogue with options of products; the list, each bundle, and deep copies',
+);
 
 export const bundlesRoutes: Routes = async (app, { db }) => {
   app.post(
@@ -35,7 +39,11 @@ export const bundlesRoutes: Routes = async (app, { db }) => {
           'listed; a productId repeated within an option answers 409.',
         tags,
         body: BundleCreateBody,
-        response: { 201: Bundle, 409: ProblemRef, 422: ProblemRef },
+        response: {
+          201: Type.With(Bundle, { description: 'The bundle created' }),
+          409: ProblemRef,
+          422: ProblemRef,
+        },
       },
     },
     async (request, reply) => {
@@ -56,7 +64,7 @@ export const bundlesRoutes: Routes = async (app, { db }) => {
           'created or deleted while paging never make a page skip or repeat a bundle that exists throughout.',
         tags,
         querystring: BundleListQuery,
-        response: { 200: BundlePage },
+        response: { 200: Type.With(BundlePage, { description: 'A page of bundles' }) },
       },
     },
     async (request) => listBundles(db, request.account.id, request.query),
@@ -70,7 +78,7 @@ export const bundlesRoutes: Routes = async (app, { db }) => {
         summary: 'Read a bundle (list form)',
         tags,
         params: BundlePath,
-        response: { 200: Bundle },
+        response: { 200: Type.With(Bundle, { description: 'The bundle' }) },
       },
     },
     async (request, reply) => {
@@ -88,7 +96,7 @@ export const bundlesRoutes: Routes = async (app, { db }) => {
         tags,
         params: BundlePath,
         body: BundlePatchBody,
-        response: { 200: Bundle },
+        response: { 200: Type.With(Bundle, { description: 'The bundle as changed' }) },
       },
     },
     async (request, reply) => {
@@ -102,12 +110,15 @@ export const bundlesRoutes: Routes = async (app, { db }) => {
   app.delete(
     '/bundles/:bundleId',
     {
+      config: { etag: false },
       schema: {
         operationId: 'deleteBundle',
         summary: 'Delete a bundle with its options, products, price books and entries',
         tags,
         params: BundlePath,
-        response: { 204: Type.Null({ description: 'Deleted; no body' }) },
+        response: {
+          204: Type.Null({ description: 'Deleted with everything in it; no body' }),
+        },
       },
     },
     async (request, reply) => {
@@ -132,7 +143,7 @@ export const bundlesRoutes: Routes = async (app, { db }) => {
         params: BundlePath,
         body: BundleCloneBody,
         'x-optional-body': true,
-        response: { 201: Bundle },
+        response: { 201: Type.With(Bundle, { description: 'The copy, a new inactive bundle' }) },
       },
       // The body is optional: a clone without one takes the default temporary name. A JSON null is a body, and
       // not an object, so it is left for validation to refuse.

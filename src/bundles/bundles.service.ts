@@ -93,19 +93,15 @@ export async function listBundles(
   const limit = query.limit ?? 25;
   const afterId = query.nextKey === undefined ? null : decodeNextKey(query.nextKey, 'bundle');
   // One row past the page says whether another page exists, without counting.
-  const { rows, counts } = await readSnapshot(db, async (tx) => {
-    const rows = await listBundlesAfter(tx, accountId, {
-      afterId,
-      isActive: query.isActive,
-      productId: query.productId,
-      limit: limit + 1,
-    });
-    const ids = rows.slice(0, limit).map((r) => r.id);
-    return { rows, counts: await countOptions(tx, accountId, ids) };
+  const rows = await listBundlesAfter(db, accountId, {
+    afterId,
+    isActive: query.isActive,
+    productId: query.productId,
+    limit: limit + 1,
   });
   const page = rows.slice(0, limit);
-  const bundles = page.map((row) => toBundle(row, counts.get(row.id)));
-  const last = page.at(-1);
+  const bundles = page.map(({ row, counts }) => toBundle(row, counts));
+  const last = page.at(-1)?.row;
   return rows.length > limit && last ? { bundles, nextKey: encodeNextKey(last.id) } : { bundles };
 }
 

@@ -40,6 +40,9 @@ export class StampedCache<T extends Stamped> {
   readonly #maxBytes: number;
   readonly #entries = new Map<string, { entry: T; size: number }>();
   #bytes = 0;
+  /** Reads answered from an entry, and reads that had to build one (for /metrics). */
+  hits = 0;
+  misses = 0;
 
   constructor(maxBytes: number) {
     this.#maxBytes = maxBytes;
@@ -90,7 +93,11 @@ export class StampedCache<T extends Stamped> {
    */
   async through(key: string, stamps: Map<string, string>, now: number, build: () => Promise<T>): Promise<T> {
     const held = this.get(key);
-    if (held && now < held.validUntil && sameStamps(held.stamps, stamps)) return held;
+    if (held && now < held.validUntil && sameStamps(held.stamps, stamps)) {
+      this.hits++;
+      return held;
+    }
+    this.misses++;
     const entry = await build();
     this.set(key, entry);
     return entry;

@@ -11,6 +11,8 @@ export interface DatabaseHandle {
   dialect: Dialect;
   /** What to show an operator: the SQLite path, or the PostgreSQL URL without its password. */
   description: string;
+  /** The PostgreSQL pool's connections now; SQLite has one connection that Kysely hands out in turn. */
+  pool?: () => { total: number; idle: number; waiting: number };
 }
 
 export interface ConnectOptions {
@@ -71,6 +73,7 @@ export function connect(options: ConnectOptions): DatabaseHandle {
       db: new Kysely<Database>({ dialect: new PostgresDialect({ pool: guarded }) }),
       dialect: 'postgres',
       description: redactUrl(options.databaseUrl),
+      pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     };
   }
   if (options.sqlitePath !== ':memory:') mkdirSync(dirname(options.sqlitePath), { recursive: true });

@@ -148,6 +148,42 @@ export interface EventsTable {
   data: string;
 }
 
+/** A webhook endpoint of an account; `event_types` is JSON text, the secrets are sealed (webhooks/secrets.ts). */
+export interface WebhookEndpointsTable {
+  account_id: string;
+  id: string;
+  url: string;
+  event_types: string;
+  description: string | null;
+  is_enabled: Bool;
+  disabled_reason: 'manual' | 'failing' | null;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: string | null;
+  failing_since: string | null;
+  last_event_id: string;
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One event to one endpoint: its state, its latest attempts (JSON text), and a worker's lease while it is sent. */
+export interface WebhookDeliveriesTable {
+  account_id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: string;
+  attempt_count: number;
+  next_attempt_at: string | null;
+  give_up_at: string;
+  leased_until: string | null;
+  lease_token: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Database {
   api_keys: ApiKeysTable;
   bundles: BundlesTable;
@@ -160,7 +196,23 @@ export interface Database {
   bundle_rules: BundleRulesTable;
   idempotency_keys: IdempotencyKeysTable;
   events: EventsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
+
+/** The tables whose rows belong to one bundle's tree: a change to any of them moves the bundle's tree_version. */
+export const bundleTreeTables = [
+  'bundle_options',
+  'option_products',
+  'price_books',
+  'price_book_products',
+  'price_book_prices',
+  'product_variants',
+  'bundle_rules',
+] as const satisfies readonly (keyof Database)[];
+
+/** The catalogue: bundles and their trees. */
+export const catalogueTables = ['bundles', ...bundleTreeTables] as const;
 
 /** Every table, checked against Database by the compiler: /readyz and start-up look for each of them. */
 export const tableNames = Object.keys({
@@ -175,6 +227,8 @@ export const tableNames = Object.keys({
   bundle_rules: true,
   idempotency_keys: true,
   events: true,
+  webhook_endpoints: true,
+  webhook_deliveries: true,
 } satisfies Record<keyof Database, true>) as (keyof Database)[];
 
 export type Db = Kysely<Database>;

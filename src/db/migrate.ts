@@ -6,6 +6,7 @@ import * as treeVersions from './migrations/0004_tree_versions.ts';
 import * as events from './migrations/0005_events.ts';
 import * as timestampsAndListIndexes from './migrations/0006_timestamps_and_list_indexes.ts';
 import * as rules from './migrations/0007_rules.ts';
+import * as webhooks from './migrations/0008_webhooks.ts';
 
 // Listed in code, not read from a folder: the set is the same wherever the process starts from.
 export const migrations: Record<string, Migration> = {
@@ -16,6 +17,7 @@ export const migrations: Record<string, Migration> = {
   '0005_events': events,
   '0006_timestamps_and_list_indexes': timestampsAndListIndexes,
   '0007_rules': rules,
+  '0008_webhooks': webhooks,
 };
 
 /** Brings the schema up to date. The CLI, start-up and the tests all come through here. */

@@ -5,9 +5,9 @@ import { StaleVersionError } from './errors.ts';
 /**
  * The concurrency roots: every write names one, and its version moves with every change to what it answers for
  * (a bundle: its list form; an option: itself and its products; a price book: itself and its entries; a rule:
- * itself).
+ * itself; a webhook endpoint: itself).
  */
-export type Root = 'bundles' | 'bundle_options' | 'price_books' | 'bundle_rules';
+export type Root = 'bundles' | 'bundle_options' | 'price_books' | 'bundle_rules' | 'webhook_endpoints';
 
 /** The versions If-Match accepts: null for any (no If-Match, or `*`), else these (none: nothing can match). */
 export type ExpectedVersions = readonly number[] | null;
@@ -32,7 +32,7 @@ const ownBundle = (table: 'bundle_options' | 'bundle_rules') => (key: RootKey) =
     : sql`${key.bundleId}`;
 
 /** The bundle a root of a bundle belongs to, as SQL. */
-const bundleOfRoot = {
+const bundleOfRoot: Partial<Record<Root, (key: RootKey) => ReturnType<typeof sql>>> = {
   bundle_options: ownBundle('bundle_options'),
   bundle_rules: ownBundle('bundle_rules'),
   price_books: (key: RootKey) =>
@@ -70,9 +70,9 @@ export async function lockRoot<R extends Root>(
   key: RootKey,
   expected: ExpectedVersions,
 ): Promise<Selectable<Database[R]> | undefined> {
-  if (root !== 'bundles') {
-    await lockBundleWhere(tx, key.accountId, bundleOfRoot[root as Exclude<Root, 'bundles'>](key));
-  }
+  // A root inside a bundle takes the bundle's lock first; bundles and webhook endpoints are their own.
+  const bundleOf = bundleOfRoot[root];
+  if (bundleOf) await lockBundleWhere(tx, key.accountId, bundleOf(key));
   // Typed as the bundles table: the columns used here are common to every root.
   const table = root as 'bundles';
   const inScope = sql<boolean>`bundle_id = ${key.bundleId}`;

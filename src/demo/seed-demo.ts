@@ -6,6 +6,8 @@ import type { OptionCreateBody } from '../options/options.schemas.ts';
 import { createOption } from '../options/options.service.ts';
 import type { PriceWrite, ProductVariantsBody } from '../price-books/price-books.schemas.ts';
 import { putPrices, putProductVariants } from '../price-books/price-books.service.ts';
+import type { RuleBody, Selector } from '../rules/rules.schemas.ts';
+import { createRule } from '../rules/rules.service.ts';
 
 type Currency = 'USD' | 'EUR' | 'JPY';
 type Prices = Record<Currency, number>;
@@ -160,6 +162,47 @@ const demo: DemoOption[] = [
   },
 ];
 
+/**
+ * The demo's configuration rules (docs/configuration.md works an example through them), naming options by their
+ * demo names; `product` names a product of an option, `option` any product of it.
+ */
+function demoRules(
+  product: (option: string, productId: string) => Selector,
+  option: (name: string) => Selector,
+): RuleBody[] {
+  // Built through a function so the body's `then` is a parameter, not a literal property biome takes for a thenable.
+  const rule = (
+    name: string,
+    kind: RuleBody['kind'],
+    when: RuleBody['when'],
+    then: Selector[],
+    message: string,
+  ): RuleBody => ({ name, kind, when, then, message });
+  return [
+    rule(
+      'Dock needs the 12-core processor',
+      'requires',
+      product('Accessories', 'DEMO-DOCK'),
+      [product('Processor', 'DEMO-CPU-12C')],
+      'The docking station runs two 4K screens over Thunderbolt, which only the 12-core processor has',
+    ),
+    rule(
+      'No on-site warranty on the 8-core model',
+      'excludes',
+      product('Processor', 'DEMO-CPU-8C'),
+      [option('Warranty')],
+      'The 3-year on-site warranty is sold with the 12-core model only',
+    ),
+    rule(
+      'Pro desk setup carries the on-site warranty',
+      'requires',
+      { all: [product('Processor', 'DEMO-CPU-12C'), product('Accessories', 'DEMO-DOCK')] },
+      [product('Warranty', 'DEMO-WARRANTY')],
+      'The 12-core processor with the docking station is sold with the 3-year on-site warranty',
+    ),
+  ];
+}
+
 export interface DemoSeed {
   accountId: string;
   bundleId: string;
@@ -173,6 +216,8 @@ export interface DemoSeed {
   }[];
   /** Products with a variant table: GET /v1/pricebooks/{priceBookId}/products/{productId}/product-variants. */
   variantTables: { priceBookId: string; productId: string }[];
+  /** The bundle's configuration rules, in order. */
+  rules: { ruleId: string; name: string }[];
 }
 
 function priceWrites(product: DemoProduct): PriceWrite[] {
@@ -222,7 +267,17 @@ export async function seedDemo(db: Db, accountId: string): Promise<DemoSeed> {
         productIds: products.map((p) => p.productId),
       });
     }
-    return { accountId, bundleId: bundle.id, headerProductId, options, variantTables };
+    const optionId = (name: string) => options.find((o) => o.name === name)?.optionId as string;
+    const rules: DemoSeed['rules'] = [];
+    const rulesToMake = demoRules(
+      (name, productId) => ({ optionId: optionId(name), productId }),
+      (name) => ({ optionId: optionId(name) }),
+    );
+    for (const body of rulesToMake) {
+      const { value: rule } = await createRule(db, accountId, bundle.id, body);
+      rules.push({ ruleId: rule.id, name: rule.name });
+    }
+    return { accountId, bundleId: bundle.id, headerProductId, options, variantTables, rules };
   } catch (error) {
     await deleteBundle(db, accountId, bundle.id, null);
     throw error;

@@ -57,3 +57,47 @@ export async function purgeEventsBefore(db: Executor, beforeId: string, batch: n
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+export async function findEvents(
+  db: Executor,
+  accountId: string,
+  ids: readonly string[],
+): Promise<EventRow[]> {
+  if (ids.length === 0) return [];
+  return db
+    .selectFrom('events')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('id', 'in', ids)
+    .execute();
+}
+
+/** The account's newest event id, or '' when it has none ('' sorts before every id). */
+export async function newestEventId(db: Executor, accountId: string): Promise<string> {
+  const row = await db
+    .selectFrom('events')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row?.id ?? '';
+}
+
+/** The ids of up to `limit` events of the account after `afterId`, oldest first. */
+export async function eventIdsAfter(
+  db: Executor,
+  accountId: string,
+  afterId: string,
+  limit: number,
+): Promise<string[]> {
+  const rows = await db
+    .selectFrom('events')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .where('id', '>', afterId)
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+  return rows.map((row) => row.id);
+}

@@ -1,8 +1,13 @@
+import { Type } from 'typebox';
+import { tag } from '../http/openapi.ts';
 import type { Routes } from '../http/routes.ts';
 import { Event, EventListQuery, EventPage, EventPath } from './events.schemas.ts';
 import { getEvent, listEvents } from './events.service.ts';
 
-const tags = ['events'];
+const tags = tag(
+  'events',
+  'What every write changed, recorded in its transaction, to read in the order the writes committed',
+);
 
 export const eventsRoutes: Routes = async (app, { db, config }) => {
   app.get(
@@ -18,7 +23,7 @@ export const eventsRoutes: Routes = async (app, { db, config }) => {
           `kept ${config.eventsRetentionDays} days (EVENTS_RETENTION_DAYS), then purged.`,
         tags,
         querystring: EventListQuery,
-        response: { 200: EventPage },
+        response: { 200: Type.With(EventPage, { description: 'A page of events, oldest first' }) },
       },
     },
     async (request) => listEvents(db, request.account.id, request.query),
@@ -32,7 +37,7 @@ export const eventsRoutes: Routes = async (app, { db, config }) => {
         summary: 'Read one event',
         tags,
         params: EventPath,
-        response: { 200: Event },
+        response: { 200: Type.With(Event, { description: 'The event' }) },
       },
     },
     async (request) => getEvent(db, request.account.id, request.params.eventId),

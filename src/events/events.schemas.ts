@@ -1,4 +1,5 @@
 import { type Static, Type } from 'typebox';
+import { component } from '../components.ts';
 import { Id, Instant, Limit, Nullable, PathId } from '../http/common-schemas.ts';
 
 export const eventTypes = [
@@ -24,30 +25,39 @@ export const eventTypes = [
 ] as const;
 export type EventType = (typeof eventTypes)[number];
 
-export const EventTypeSchema = Type.Unsafe<EventType>(
-  Type.String({ enum: [...eventTypes], description: 'What happened' }),
+export const EventTypeSchema = component(
+  'EventType',
+  Type.Unsafe<EventType>(Type.String({ enum: [...eventTypes], description: 'What happened' })),
 );
 
-export const Event = Type.Object(
-  {
-    id: Id('evt', 'Event id; ids ascend in the order the writes committed'),
-    type: EventTypeSchema,
-    accountId: Type.String(),
-    createdAt: Instant,
-    requestId: Nullable(
-      Type.String({ description: 'x-request-id of the write that made it; null for the command line' }),
-    ),
-    data: Type.Object({
-      object: Type.Unknown({
-        description:
-          'The resource after the write, as its GET answers it; for a delete `{ id, deleted: true }`. ' +
-          'option_products.changed: `{ id (option), bundleId, products }`; prices.changed: ' +
-          '`{ priceBookId, productIds, currencies }`; adjustment.changed: `{ priceBookId, productId, currency, ' +
-          'adjustment }` (null when deleted); product_variants.changed: `{ priceBookId, productId, variants }`.',
+export const Event = component(
+  'Event',
+  Type.Object(
+    {
+      id: Id('evt', 'Event id; ids ascend in the order the writes committed'),
+      type: EventTypeSchema,
+      accountId: Type.String(),
+      createdAt: Instant,
+      requestId: Nullable(
+        Type.String({
+          description:
+            'x-request-id of the write that made it; null for the command line and for the events the service ' +
+            'records by itself (webhook_endpoint.disabled)',
+        }),
+      ),
+      data: Type.Object({
+        object: Type.Unknown({
+          description:
+            'The resource after the write, as its GET answers it; for a delete `{ id, deleted: true }`. ' +
+            'option_products.changed: `{ id (option), bundleId, products }`; prices.changed: ' +
+            '`{ priceBookId, productIds, currencies }`; adjustment.changed: `{ priceBookId, productId, currency, ' +
+            'adjustment }` (null when deleted); product_variants.changed: `{ priceBookId, productId, variants }`; ' +
+            'webhook_endpoint.disabled: the endpoint, disabled after 5 days of failed deliveries.',
+        }),
       }),
-    }),
-  },
-  { description: 'Something that happened to a resource of the account' },
+    },
+    { description: 'Something that happened to a resource of the account' },
+  ),
 );
 export type Event = Static<typeof Event>;
 
@@ -67,9 +77,12 @@ export const EventListQuery = Type.Object(
 );
 export type EventListQuery = Static<typeof EventListQuery>;
 
-export const EventPage = Type.Object({
-  events: Type.Array(Event),
-  nextKey: Type.Optional(Id('evt', 'Pass as `after` for the next page; present only when more exist')),
-});
+export const EventPage = component(
+  'EventPage',
+  Type.Object({
+    events: Type.Array(Event),
+    nextKey: Type.Optional(Id('evt', 'Pass as `after` for the next page; present only when more exist')),
+  }),
+);
 
 export const EventPath = Type.Object({ eventId: PathId('Event id') });

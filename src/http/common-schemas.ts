@@ -2,12 +2,37 @@ import { type TSchema, Type } from 'typebox';
 import { currencyCodes } from '../pricing/currencies.ts';
 import { Problem } from '../problems.ts';
 
-export const ProblemRef = Type.Ref('Problem');
+/** The Problem component (src/problems.ts), under the name the routes use. */
+export const ProblemRef = Problem;
 
 /** Statuses every authenticated route can answer with, whatever it does. */
 export const commonErrorStatuses = [400, 401, 403, 404, 413, 415, 429, 500, 503] as const;
 
 const problemMediaType = 'application/problem+json';
+
+/** What each error status means, for the responses whose route says nothing more particular. */
+const errorDescriptions: Record<number, string> = {
+  400:
+    'The request is not valid: it breaks the schema (validation_failed, with a pointer to each problem), its ' +
+    'body is not JSON (malformed_json) or it cannot be read (bad_request)',
+  401: 'No API key, an unknown key or a revoked key (unauthorized)',
+  403: 'A read-only key on a write (forbidden)',
+  404: 'No such record in the account of the key (not_found)',
+  413: 'The body is over BODY_LIMIT bytes (payload_too_large)',
+  415: 'The body is not application/json (unsupported_media_type)',
+  409:
+    'The request collides with existing data (conflict); or its Idempotency-Key was used with another request ' +
+    '(idempotency_key_reused), or the first request with it is still running (idempotency_key_in_flight, with ' +
+    'Retry-After)',
+  422:
+    'Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the ' +
+    'account does not have (unknown_reference); every violation is listed',
+  429: 'The API key is over its rate limit (rate_limited): retry after Retry-After seconds',
+  500: 'A fault of the service (internal_error); the log has its cause under the request id',
+  503:
+    'The database cannot be reached or cannot store, or the service is shutting down (service_unavailable): ' +
+    'retry after Retry-After seconds',
+};
 
 /**
  * Error bodies go out as application/problem+json, so that is the media type they are declared with, in the
@@ -24,16 +49,16 @@ export function withErrorResponses(
     if (Number(status) < 400 || (schema as { content?: unknown }).content !== undefined) continue;
     const { description } = schema as { description?: string };
     out[status] = {
-      description: description ?? 'RFC 9457 problem details',
+      description: description ?? errorDescriptions[Number(status)] ?? 'RFC 9457 problem details',
       content: { [problemMediaType]: { schema: ProblemRef } },
     };
   }
   return out;
 }
 
-export { Problem };
-
-export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+/** The schema or null; `options` describe the value (a description beside a component's $ref would be lost). */
+export const Nullable = <T extends TSchema>(schema: T, options?: { description: string }) =>
+  Type.Union([schema, Type.Null()], options);
 
 export const Id = (prefix: string, description: string) =>
   Type.String({ pattern: `^${prefix}_[0-9A-HJKMNP-TV-Z]{26}$`, description, maxLength: 40 });

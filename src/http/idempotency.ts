@@ -27,10 +27,23 @@ export const IDEMPOTENCY_LEASE_MS = 60_000;
 const replayedHeaders = ['content-type', 'location', 'etag'];
 const headerName = 'idempotency-key';
 
+/** Seals a stored answer and opens it for a replay; `owner` names the record, so a sealed answer opens nowhere else. */
+export interface AnswerSeal {
+  seal(text: string, owner: { accountId: string; id: string }): string;
+  open(text: string, owner: { accountId: string; id: string }): string;
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
     /** The claim this request holds on its Idempotency-Key, to be completed or released when it answers. */
     idempotencyClaim: { key: string; token: string } | null;
+  }
+  interface FastifyContextConfig {
+    /**
+     * A POST whose answer carries a secret (a webhook signing secret): its idempotency record keeps the answer
+     * sealed as the secret itself is, never in the clear. `open` throws when the record cannot be opened.
+     */
+    sealAnswer?: AnswerSeal;
   }
 }
 
@@ -47,7 +60,7 @@ const IdempotencyKeyHeader = Type.String({
     'refused before they run (400 schema, 401, 403, 413, 415, 429).',
 });
 
-function isIdempotentRoute(method: string | string[], url: string | undefined): boolean {
+export function isIdempotentRoute(method: string | string[], url: string | undefined): boolean {
   return [method].flat().includes('POST') && isApiRoute(url);
 }
 
@@ -107,6 +120,24 @@ async function claim(db: Db, accountId: string, key: string, hash: string, now: 
   return { kind: 'in_flight' };
 }
 
+/** What a sealed answer is bound to: the account and its key, which no other record shares. */
+function answerOwner(request: FastifyRequest): { accountId: string; id: string } {
+  return { accountId: request.account.id, id: `idempotency:${String(request.headers[headerName])}` };
+}
+
+function openedAnswer(request: FastifyRequest, stored: string): string {
+  const { sealAnswer } = request.routeOptions.config;
+  if (!sealAnswer) return stored;
+  try {
+    return sealAnswer.open(stored, answerOwner(request));
+  } catch {
+    throw new AppError(
+      'service_unavailable',
+      'The answer kept for this Idempotency-Key cannot be opened with the current key; retry with a new one',
+    );
+  }
+}
+
 /**
  * Idempotency-Key on every POST under /v1, so any create or write may be retried safely. The key is claimed in the database before the handler runs and
  * the response stored before it is sent, so the guarantee holds across restarts and instances. The record is
@@ -160,7 +191,7 @@ export function idempotencyKeys(app: FastifyInstance, db: Db): void {
           .code(row.status as number)
           .headers(JSON.parse(row.response_headers ?? '{}'))
           .header('idempotent-replayed', 'true')
-          .send(row.response_body ?? '');
+          .send(openedAnswer(request, row.response_body ?? ''));
       }
     }
   });
@@ -168,6 +199,7 @@ export function idempotencyKeys(app: FastifyInstance, db: Db): void {
   app.addHook('onSend', async (request, reply, payload) => {
     const held = request.idempotencyClaim;
     if (!held) return payload;
+    const { sealAnswer } = request.routeOptions.config;
     const keyOf = { accountId: request.account.id, key: held.key };
     try {
       if (reply.statusCode < 500 && typeof payload === 'string') {
@@ -179,7 +211,7 @@ export function idempotencyKeys(app: FastifyInstance, db: Db): void {
         const stored = await storeAnswer(db, keyOf, held.token, {
           status: reply.statusCode,
           response_headers: JSON.stringify(headers),
-          response_body: payload,
+          response_body: sealAnswer ? sealAnswer.seal(payload, answerOwner(request)) : payload,
         });
         if (!stored) {
           request.log.warn(

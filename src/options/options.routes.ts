@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { BundlePath } from '../bundles/bundles.schemas.ts';
 import { ProblemRef } from '../http/common-schemas.ts';
 import { expectedVersions, tagged, taggedWrite } from '../http/conditional.ts';
+import { tag } from '../http/openapi.ts';
 import type { Routes } from '../http/routes.ts';
 import {
   BundleOption,
@@ -29,7 +30,10 @@ import {
   updateOptionProduct,
 } from './options.service.ts';
 
-const tags = ['options'];
+const tags = tag(
+  'options',
+  'The options of a bundle, INCLUDED or ADD_ON groups of products with count and quantity rules, and their products',
+);
 const optionUrl = (bundleId: string, optionId: string) => `/v1/bundles/${bundleId}/options/${optionId}`;
 
 export const optionsRoutes: Routes = async (app, { db }) => {
@@ -45,7 +49,11 @@ export const optionsRoutes: Routes = async (app, { db }) => {
         tags,
         params: BundlePath,
         body: OptionCreateBody,
-        response: { 201: BundleOption, 409: ProblemRef, 422: ProblemRef },
+        response: {
+          201: Type.With(BundleOption, { description: 'The option created' }),
+          409: ProblemRef,
+          422: ProblemRef,
+        },
       },
     },
     async (request, reply) => {
@@ -67,7 +75,7 @@ export const optionsRoutes: Routes = async (app, { db }) => {
           'option for its products, or the bundle’s details for everything at once.',
         tags,
         params: BundlePath,
-        response: { 200: BundleOptionList },
+        response: { 200: Type.With(BundleOptionList, { description: 'The options of the bundle' }) },
       },
     },
     async (request) => listOptions(db, request.account.id, request.params.bundleId),
@@ -81,7 +89,9 @@ export const optionsRoutes: Routes = async (app, { db }) => {
         summary: 'Read an option with its products',
         tags,
         params: OptionPath,
-        response: { 200: BundleOptionWithProducts },
+        response: {
+          200: Type.With(BundleOptionWithProducts, { description: 'The option with its products' }),
+        },
       },
     },
     async (request, reply) => {
@@ -103,7 +113,7 @@ export const optionsRoutes: Routes = async (app, { db }) => {
         tags,
         params: OptionPath,
         body: OptionUpdateBody,
-        response: { 200: BundleOption, 422: ProblemRef },
+        response: { 200: Type.With(BundleOption, { description: 'The option as changed' }), 422: ProblemRef },
       },
     },
     async (request, reply) => {
@@ -117,6 +127,7 @@ export const optionsRoutes: Routes = async (app, { db }) => {
   app.delete(
     '/bundles/:bundleId/options/:optionId',
     {
+      config: { etag: false },
       schema: {
         operationId: 'deleteOption',
         summary: 'Delete an option with its products, its price books and their entries',
@@ -145,7 +156,7 @@ export const optionsRoutes: Routes = async (app, { db }) => {
           "copy's product.",
         tags,
         params: OptionPath,
-        response: { 201: OptionClone },
+        response: { 201: Type.With(OptionClone, { description: 'The copy and its new price book' }) },
       },
     },
     async (request, reply) => {
@@ -166,7 +177,13 @@ export const optionsRoutes: Routes = async (app, { db }) => {
         tags,
         params: OptionPath,
         body: OptionProductsAddBody,
-        response: { 201: OptionProducts, 409: ProblemRef, 422: ProblemRef },
+        response: {
+          201: Type.With(OptionProducts, {
+            description: 'Every product of the option, the new ones included',
+          }),
+          409: ProblemRef,
+          422: ProblemRef,
+        },
       },
     },
     async (request, reply) => {
@@ -186,7 +203,10 @@ export const optionsRoutes: Routes = async (app, { db }) => {
         tags,
         params: OptionProductPath,
         body: OptionProductUpdateBody,
-        response: { 200: OptionProduct, 422: ProblemRef },
+        response: {
+          200: Type.With(OptionProduct, { description: 'The product as changed' }),
+          422: ProblemRef,
+        },
       },
     },
     async (request, reply) => {
@@ -208,7 +228,7 @@ export const optionsRoutes: Routes = async (app, { db }) => {
           'it was the default product, the option is left without a default. Answers with the remaining products.',
         tags,
         params: OptionProductPath,
-        response: { 200: OptionProducts },
+        response: { 200: Type.With(OptionProducts, { description: 'The products left in the option' }) },
       },
     },
     async (request, reply) => {

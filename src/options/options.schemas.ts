@@ -1,4 +1,5 @@
 import { type Static, Type } from 'typebox';
+import { component } from '../components.ts';
 import { Id, Nullable, PathId, ProductId, Properties, Timestamps } from '../http/common-schemas.ts';
 import { PriceBook } from '../price-books/price-books.schemas.ts';
 
@@ -9,7 +10,7 @@ export const OptionType = Type.Union([Type.Literal('INCLUDED'), Type.Literal('AD
   description: 'INCLUDED options are required in a quote; ADD_ON options are optional',
 });
 
-export const OptionConfiguration = Type.Object(
+const optionConfiguration = Type.Object(
   {
     minCount: Count,
     maxCount: Count,
@@ -17,11 +18,15 @@ export const OptionConfiguration = Type.Object(
   },
   { additionalProperties: false },
 );
+export const OptionConfiguration = component('OptionConfiguration', optionConfiguration);
 
 /** On write every member may be left out; it then keeps its value (or null on create). */
-export const OptionConfigurationInput = Type.Partial(OptionConfiguration, { additionalProperties: false });
+export const OptionConfigurationInput = component(
+  'OptionConfigurationInput',
+  Type.Partial(optionConfiguration, { additionalProperties: false }),
+);
 
-export const ProductConfiguration = Type.Object(
+const productConfiguration = Type.Object(
   {
     minQuantity: Quantity,
     maxQuantity: Quantity,
@@ -29,24 +34,31 @@ export const ProductConfiguration = Type.Object(
   },
   { additionalProperties: false },
 );
-export const ProductConfigurationInput = Type.Partial(ProductConfiguration, { additionalProperties: false });
+export const ProductConfiguration = component('ProductConfiguration', productConfiguration);
+export const ProductConfigurationInput = component(
+  'ProductConfigurationInput',
+  Type.Partial(productConfiguration, { additionalProperties: false }),
+);
 
 export const DisplayOrder = Type.Integer({ minimum: 0, maximum: 1_000_000_000 });
 
-export const OptionProduct = Type.Object({
-  id: Id('opp', 'Option product id'),
-  accountId: Type.String(),
-  bundleId: Type.String(),
-  optionId: Type.String(),
-  productId: ProductId,
-  properties: Properties,
-  displayOrder: Type.Integer(),
-  configuration: ProductConfiguration,
-  ...Timestamps,
-});
+export const OptionProduct = component(
+  'OptionProduct',
+  Type.Object({
+    id: Id('opp', 'Option product id'),
+    accountId: Type.String(),
+    bundleId: Type.String(),
+    optionId: Type.String(),
+    productId: ProductId,
+    properties: Properties,
+    displayOrder: Type.Integer(),
+    configuration: ProductConfiguration,
+    ...Timestamps,
+  }),
+);
 export type OptionProduct = Static<typeof OptionProduct>;
 
-export const BundleOption = Type.Object({
+const bundleOption = Type.Object({
   id: Id('opt', 'Option id'),
   accountId: Type.String(),
   bundleId: Type.String(),
@@ -61,97 +73,121 @@ export const BundleOption = Type.Object({
     description: 'When the option or any of its products last changed (RFC 3339, UTC)',
   }),
 });
+export const BundleOption = component('BundleOption', bundleOption);
 export type BundleOption = Static<typeof BundleOption>;
 
-export const BundleOptionList = Type.Object({
-  options: Type.Array(BundleOption, {
-    description: 'Every option of the bundle, in displayOrder, then id (creation) order',
+export const BundleOptionList = component(
+  'BundleOptionList',
+  Type.Object({
+    options: Type.Array(BundleOption, {
+      description: 'Every option of the bundle, in displayOrder, then id (creation) order',
+    }),
   }),
-});
+);
 
-export const BundleOptionWithProducts = Type.Object({
-  ...BundleOption.properties,
-  products: Type.Array(OptionProduct),
-});
+export const BundleOptionWithProducts = component(
+  'BundleOptionWithProducts',
+  Type.Object({ ...bundleOption.properties, products: Type.Array(OptionProduct) }),
+);
 export type BundleOptionWithProducts = Static<typeof BundleOptionWithProducts>;
 
-export const OptionProductInput = Type.Object(
-  {
-    productId: ProductId,
-    properties: Type.Optional(Properties),
-    configuration: Type.Optional(ProductConfigurationInput),
-    displayOrder: Type.Optional(DisplayOrder),
-  },
-  { additionalProperties: false },
+export const OptionProductInput = component(
+  'OptionProductInput',
+  Type.Object(
+    {
+      productId: ProductId,
+      properties: Type.Optional(Properties),
+      configuration: Type.Optional(ProductConfigurationInput),
+      displayOrder: Type.Optional(DisplayOrder),
+    },
+    { additionalProperties: false },
+  ),
 );
 export type OptionProductInput = Static<typeof OptionProductInput>;
 
-export const OptionCreateBody = Type.Object(
-  {
-    name: Type.String({ minLength: 1, maxLength: 200 }),
-    description: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
-    type: Type.Optional(OptionType),
-    configuration: Type.Optional(
-      Type.Partial(OptionConfiguration, {
-        additionalProperties: false,
-        description:
-          'minCount <= maxCount (else 422 rule_violation). defaultOptionProductId must be null or absent here: the ' +
-          'products created with the option have no ids yet, so a default is set with PUT afterwards (else 422).',
-      }),
-    ),
-    displayOrder: Type.Optional(
-      Type.Integer({ ...DisplayOrder, description: 'Defaults to one after the last option of the bundle' }),
-    ),
-    products: Type.Optional(
-      Type.Array(OptionProductInput, {
-        maxItems: 500,
-        description: 'Products created with the option; a productId may appear once (else 409 conflict)',
-      }),
-    ),
-  },
-  { additionalProperties: false, description: 'type defaults to ADD_ON' },
+export const OptionCreateBody = component(
+  'OptionCreateBody',
+  Type.Object(
+    {
+      name: Type.String({ minLength: 1, maxLength: 200 }),
+      description: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
+      type: Type.Optional(OptionType),
+      configuration: Type.Optional(OptionConfigurationInput),
+      displayOrder: Type.Optional(
+        Type.Integer({ ...DisplayOrder, description: 'Defaults to one after the last option of the bundle' }),
+      ),
+      products: Type.Optional(
+        Type.Array(OptionProductInput, {
+          maxItems: 500,
+          description: 'Products created with the option; a productId may appear once (else 409 conflict)',
+        }),
+      ),
+    },
+    {
+      additionalProperties: false,
+      description:
+        'type defaults to ADD_ON. In configuration, minCount <= maxCount (else 422 rule_violation), and ' +
+        'defaultOptionProductId must be null or absent: the products created with the option have no ids yet, so a ' +
+        'default is set with PUT afterwards (else 422).',
+    },
+  ),
 );
 export type OptionCreateBody = Static<typeof OptionCreateBody>;
 
-export const OptionUpdateBody = Type.Object(
-  {
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    description: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
-    type: Type.Optional(OptionType),
-    configuration: Type.Optional(OptionConfigurationInput),
-    displayOrder: Type.Optional(DisplayOrder),
-  },
-  { additionalProperties: false },
+export const OptionUpdateBody = component(
+  'OptionUpdateBody',
+  Type.Object(
+    {
+      name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+      description: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
+      type: Type.Optional(OptionType),
+      configuration: Type.Optional(OptionConfigurationInput),
+      displayOrder: Type.Optional(DisplayOrder),
+    },
+    { additionalProperties: false },
+  ),
 );
 export type OptionUpdateBody = Static<typeof OptionUpdateBody>;
 
-export const OptionProductUpdateBody = Type.Object(
-  {
-    properties: Type.Optional(Properties),
-    configuration: Type.Optional(ProductConfigurationInput),
-    displayOrder: Type.Optional(DisplayOrder),
-  },
-  {
-    additionalProperties: false,
-    description: 'Fields and configuration members left out keep their value; minQuantity <= maxQuantity',
-  },
+export const OptionProductUpdateBody = component(
+  'OptionProductUpdateBody',
+  Type.Object(
+    {
+      properties: Type.Optional(Properties),
+      configuration: Type.Optional(ProductConfigurationInput),
+      displayOrder: Type.Optional(DisplayOrder),
+    },
+    {
+      additionalProperties: false,
+      description: 'Fields and configuration members left out keep their value; minQuantity <= maxQuantity',
+    },
+  ),
 );
 export type OptionProductUpdateBody = Static<typeof OptionProductUpdateBody>;
 
-export const OptionProductsAddBody = Type.Array(OptionProductInput, {
-  minItems: 1,
-  maxItems: 500,
-  description:
-    'Products to add. A productId already in the option or repeated in the body is a 409 conflict; ' +
-    'displayOrder defaults to one after the last product.',
-});
+export const OptionProductsAddBody = component(
+  'OptionProductsAddBody',
+  Type.Array(OptionProductInput, {
+    minItems: 1,
+    maxItems: 500,
+    description:
+      'Products to add. A productId already in the option or repeated in the body is a 409 conflict; ' +
+      'displayOrder defaults to one after the last product.',
+  }),
+);
 
-export const OptionProducts = Type.Array(OptionProduct, { description: 'Ordered by displayOrder, then id' });
+export const OptionProducts = component(
+  'OptionProducts',
+  Type.Array(OptionProduct, { description: 'Ordered by displayOrder, then id' }),
+);
 
-export const OptionClone = Type.Object({
-  option: BundleOptionWithProducts,
-  priceBook: PriceBook,
-});
+export const OptionClone = component(
+  'OptionClone',
+  Type.Object({
+    option: BundleOptionWithProducts,
+    priceBook: PriceBook,
+  }),
+);
 
 export const OptionPath = Type.Object({ bundleId: PathId('Bundle id'), optionId: PathId('Option id') });
 export const OptionProductPath = Type.Object({

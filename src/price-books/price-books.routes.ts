@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { expectedVersions, tagged, taggedWrite } from '../http/conditional.ts';
+import { tag } from '../http/openapi.ts';
 import type { Routes } from '../http/routes.ts';
 import {
   AdjustmentBody,
@@ -37,8 +38,10 @@ import {
   searchPricedProducts,
 } from './price-books.service.ts';
 
-const tags = ['price-books'];
-const NoContent = Type.Null({ description: 'No content' });
+const tags = tag(
+  'price-books',
+  'Price books of options: the prices of their products per currency, price adjustments and variant tables',
+);
 const Conflict = Type.Ref('Problem', { description: 'The price book is deleted and can no longer change' });
 const RuleViolation = Type.Ref('Problem', {
   description: 'A rule across fields or records rejects the request',
@@ -60,7 +63,10 @@ export const priceBooksRoutes: Routes = async (app, { db }) => {
           'a 422 rule_violation.',
         tags,
         body: PriceBookCreateBody,
-        response: { 201: PriceBook, 422: RuleViolation },
+        response: {
+          201: Type.With(PriceBook, { description: 'The price book created' }),
+          422: RuleViolation,
+        },
       },
     },
     async (request, reply) => {
@@ -82,7 +88,10 @@ export const priceBooksRoutes: Routes = async (app, { db }) => {
           'created while paging appear only on a new first page and never make a page skip or repeat one.',
         tags,
         querystring: PriceBookListQuery,
-        response: { 200: PriceBookPage, 422: RuleViolation },
+        response: {
+          200: Type.With(PriceBookPage, { description: 'A page of the option’s price books' }),
+          422: RuleViolation,
+        },
       },
     },
     async (request) => listPriceBooks(db, request.account.id, request.query),
@@ -97,7 +106,7 @@ export const priceBooksRoutes: Routes = async (app, { db }) => {
         description: 'A deleted price book stays readable here, with isDeleted true.',
         tags,
         params: PriceBookParams,
-        response: { 200: PriceBook },
+        response: { 200: Type.With(PriceBook, { description: 'The price book' }) },
       },
     },
     async (request, reply) => {
@@ -118,7 +127,11 @@ export const priceBooksRoutes: Routes = async (app, { db }) => {
         tags,
         params: PriceBookParams,
         body: PriceBookPatchBody,
-        response: { 200: PriceBook, 409: Conflict, 422: RuleViolation },
+        response: {
+          200: Type.With(PriceBook, { description: 'The price book as changed' }),
+          409: Conflict,
+          422: RuleViolation,
+        },
       },
     },
     async (request, reply) => {
@@ -141,7 +154,7 @@ export const priceBooksRoutes: Routes = async (app, { db }) => {
           'priced by nothing, until POST /v1/pricebooks makes a new current book. Deleting again is a no-op.',
         tags,
         params: PriceBookParams,
-        response: { 204: NoContent },
+        response: { 204: Type.Null({ description: 'Deleted: the book is kept, marked isDeleted; no body' }) },
       },
     },
     async (request, reply) => {
@@ -167,7 +180,11 @@ export const priceBooksRoutes: Routes = async (app, { db }) => {
         tags,
         params: PriceBookParams,
         body: PricesPutBody,
-        response: { 200: PricesPutResponse, 409: Conflict, 422: RuleViolation },
+        response: {
+          200: Type.With(PricesPutResponse, { description: 'The entries written' }),
+          409: Conflict,
+          422: RuleViolation,
+        },
       },
     },
     async (request, reply) => {
@@ -190,7 +207,10 @@ export const priceBooksRoutes: Routes = async (app, { db }) => {
         tags,
         params: PriceBookParams,
         body: PricesDeleteBody,
-        response: { 200: PricesDeleteResponse, 409: Conflict },
+        response: {
+          200: Type.With(PricesDeleteResponse, { description: 'Which products had entries, now removed' }),
+          409: Conflict,
+        },
       },
     },
     async (request, reply) => {
@@ -214,7 +234,7 @@ export const priceBooksRoutes: Routes = async (app, { db }) => {
         tags,
         params: PriceBookParams,
         querystring: PricedProductsQuery,
-        response: { 200: PricedProductsPage },
+        response: { 200: Type.With(PricedProductsPage, { description: 'A page of matching products' }) },
       },
     },
     async (request) =>
@@ -231,7 +251,7 @@ export const priceBooksRoutes: Routes = async (app, { db }) => {
         tags,
         params: PriceBookProductParams,
         querystring: CurrencyQuery,
-        response: { 200: AdjustmentResponse },
+        response: { 200: Type.With(AdjustmentResponse, { description: 'The adjustment' }) },
       },
     },
     async (request, reply) => {
@@ -259,7 +279,11 @@ export const priceBooksRoutes: Routes = async (app, { db }) => {
         params: PriceBookProductParams,
         querystring: CurrencyQuery,
         body: AdjustmentBody,
-        response: { 200: AdjustmentResponse, 409: Conflict, 422: RuleViolation },
+        response: {
+          200: Type.With(AdjustmentResponse, { description: 'The adjustment as stored' }),
+          409: Conflict,
+          422: RuleViolation,
+        },
       },
     },
     async (request, reply) => {
@@ -286,7 +310,7 @@ export const priceBooksRoutes: Routes = async (app, { db }) => {
         tags,
         params: PriceBookProductParams,
         querystring: CurrencyQuery,
-        response: { 204: NoContent, 409: Conflict },
+        response: { 204: Type.Null({ description: 'The adjustment is removed; no body' }), 409: Conflict },
       },
     },
     async (request, reply) => {
@@ -317,7 +341,11 @@ export const priceBooksRoutes: Routes = async (app, { db }) => {
         tags,
         params: PriceBookProductParams,
         body: ProductVariantsBody,
-        response: { 200: ProductVariantTable, 409: Conflict, 422: RuleViolation },
+        response: {
+          200: Type.With(ProductVariantTable, { description: 'The variant table as stored' }),
+          409: Conflict,
+          422: RuleViolation,
+        },
       },
     },
     async (request, reply) => {
@@ -339,7 +367,7 @@ export const priceBooksRoutes: Routes = async (app, { db }) => {
           `order; properties maps each token to its value ({} for a static variant). ${deletedBookReads} (404).`,
         tags,
         params: PriceBookProductParams,
-        response: { 200: ProductVariantTable },
+        response: { 200: Type.With(ProductVariantTable, { description: 'The variant table' }) },
       },
     },
     async (request, reply) => {

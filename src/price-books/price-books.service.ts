@@ -155,21 +155,6 @@ async function currentFlag(
   return entry === undefined ? undefined : Boolean(entry.allow_unit_price_editing);
 }
 
-async function pricedProducts(
-  db: Executor,
-  book: PriceBookRow,
-  productIds: readonly string[],
-  currency?: string,
-): Promise<PricedProduct[]> {
-  const entries = await listEntries(db, book.account_id, book.id, productIds);
-  const prices = await listPrices(db, book.account_id, book.id, productIds, currency);
-  const byProduct = Map.groupBy(prices, (p) => p.product_id);
-  const products = new Map(
-    entries.map((e) => [e.product_id, toPricedProduct(e, byProduct.get(e.product_id) ?? [])]),
-  );
-  return productIds.flatMap((id) => products.get(id) ?? []);
-}
-
 export async function getPriceBook(db: Db, accountId: string, id: string): Promise<Versioned<PriceBook>> {
   const book = await readableBook(db, accountId, id);
   return { value: toPriceBook(book), version: book.version };
@@ -360,11 +345,14 @@ export async function putPrices(
   const productIds = [...new Set(body.map((w) => w.productId))];
   return db.transaction().execute(async (tx) => {
     const book = await writableBook(tx, accountId, id, expected);
-    const known = new Set(
-      (await findOptionProducts(tx, accountId, book.bundle_option_id, productIds)).map((p) => p.product_id),
+    const properties = new Map(
+      (await findOptionProducts(tx, accountId, book.bundle_option_id, productIds)).map((p) => [
+        p.product_id,
+        p.properties,
+      ]),
     );
     body.forEach((write, i) => {
-      if (!known.has(write.productId)) {
+      if (!properties.has(write.productId)) {
         problems.push(
           bodyItem(
             'unknown_reference',
@@ -425,7 +413,23 @@ export async function putPrices(
       productIds,
       currencies: [...new Set(body.map((w) => w.currency))],
     });
-    return { value: await pricedProducts(tx, book, productIds), version: book.version };
+    // The answer is what was read and written above, so the transaction reads nothing twice.
+    for (const row of rows) existing.set(JSON.stringify([row.product_id, row.currency]), row);
+    const pricesOf = Map.groupBy(
+      [...existing.values()].sort((a, b) => (a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0)),
+      (p) => p.product_id,
+    );
+    const value = productIds.map((productId) =>
+      toPricedProduct(
+        {
+          product_id: productId,
+          allow_unit_price_editing: flags.get(productId) ?? false,
+          properties: properties.get(productId) ?? '{}',
+        },
+        pricesOf.get(productId) ?? [],
+      ),
+    );
+    return { value, version: book.version };
   });
 }
 
@@ -588,8 +592,21 @@ export async function searchPricedProducts(
               ),
           );
     const offset = query.offset ?? 0;
-    const page = matches.slice(offset, offset + (query.limit ?? 25)).map((e) => e.product_id);
-    return { total: matches.length, results: await pricedProducts(tx, book, page, query.currency) };
+    const page = matches.slice(offset, offset + (query.limit ?? 25));
+    const prices = Map.groupBy(
+      await listPrices(
+        tx,
+        accountId,
+        id,
+        page.map((e) => e.product_id),
+        query.currency,
+      ),
+      (p) => p.product_id,
+    );
+    return {
+      total: matches.length,
+      results: page.map((e) => toPricedProduct(e, prices.get(e.product_id) ?? [])),
+    };
   });
 }
 

@@ -1,4 +1,5 @@
 import { type Static, Type } from 'typebox';
+import { component, taggedUnion } from '../components.ts';
 import { MAX_MARKUP_PERCENT, PRICE_LIMIT } from './money.ts';
 
 // The decimal-places limit cannot be a JSON Schema keyword: `multipleOf: 0.000001` fails on binary
@@ -135,9 +136,22 @@ const Variant = Type.Object(
   { additionalProperties: false, title: 'VariantAdjustment' },
 );
 
-export const Adjustment = Type.Union([Override, Percent, Volume, EnumAdjustment, RangeAdjustment, Variant], {
-  title: 'PriceAdjustment',
-  description: 'A price adjustment; `type` selects one of six shapes.',
-});
+/** The six shapes inline, each in full: the TypeScript type, and what the pricing tests check values against. */
+export const Adjustment = Type.Union([Override, Percent, Volume, EnumAdjustment, RangeAdjustment, Variant]);
 
 export type Adjustment = Static<typeof Adjustment>;
+
+/** The adjustment of the API: one of six named shapes, told apart by `type`. */
+export const PriceAdjustment = taggedUnion(
+  'PriceAdjustment',
+  'type',
+  {
+    override: component('OverrideAdjustment', Override),
+    percent: component('PercentAdjustment', Percent),
+    volume: component('VolumeAdjustment', Volume),
+    enum: component('EnumAdjustment', EnumAdjustment),
+    range: component('RangeAdjustment', RangeAdjustment),
+    variant: component('VariantAdjustment', Variant),
+  },
+  { description: 'A price adjustment; `type` selects one of six shapes.' },
+);

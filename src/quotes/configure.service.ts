@@ -10,7 +10,7 @@ import {
   type Reason,
   SearchBudgetExceeded,
 } from '../rules/configurator.ts';
-import type { Configuration, ConfigureRequest } from './configure.schemas.ts';
+import type { ConfigureAnswer, ConfigureRequest } from './configure.schemas.ts';
 import { type CatalogueBundle, defaultQuantity, priceQuote } from './quotes.engine.ts';
 import type { QuoteRequest } from './quotes.schemas.ts';
 import { type CachedCatalogue, catalogueOf, requestedInstant } from './quotes.service.ts';
@@ -112,7 +112,7 @@ export async function configureBundle(
   bundleId: string,
   request: ConfigureRequest,
   maxSteps: number,
-): Promise<Configuration> {
+): Promise<ConfigureAnswer> {
   const instant = requestedInstant(request.at);
   if ('problem' in instant) throw invalid('validation_failed', [instant.problem]);
   const { catalogue, at } = await catalogueOf(db, cache, gate, accountId, {
@@ -132,11 +132,11 @@ export async function configureBundle(
     if (choice.quantity !== undefined) quantities.set(v, choice.quantity);
   });
   let v = 0;
-  const options: Configuration['options'] = [];
-  const completion: Configuration['completion'] = answer.completion && { selections: [] };
+  const options: ConfigureAnswer['options'] = [];
+  const completion: ConfigureAnswer['completion'] = answer.completion && { selections: [] };
   const quoteOptions: QuoteRequest['bundles'][number]['options'] = [];
   for (const option of bundle.options) {
-    const products: Configuration['options'][number]['products'] = [];
+    const products: ConfigureAnswer['options'][number]['products'] = [];
     const quoted: QuoteRequest['bundles'][number]['options'][number]['products'] = [];
     for (const product of option.products) {
       products.push({
@@ -161,7 +161,7 @@ export async function configureBundle(
     if (quoted.length > 0) quoteOptions.push({ optionId: option.id, products: quoted });
   }
 
-  let quote: Configuration['quote'] = null;
+  let quote: ConfigureAnswer['quote'] = null;
   let quoteProblems: ProblemItem[] = [];
   if (request.currency !== undefined && completion !== null) {
     const priced = priceQuote(

@@ -1,12 +1,18 @@
 import { Type } from 'typebox';
 import { BundlePath } from '../bundles/bundles.schemas.ts';
 import { StampedCache } from '../catalogue/stamped-cache.ts';
+import { tag } from '../http/openapi.ts';
 import type { Routes } from '../http/routes.ts';
-import { Configuration, ConfigureRequest } from './configure.schemas.ts';
+import { ConfigureAnswer, ConfigureRequest } from './configure.schemas.ts';
 import { configureBundle } from './configure.service.ts';
 import { quoteViolationCodes } from './quotes.engine.ts';
 import { Quote, QuoteRequest } from './quotes.schemas.ts';
 import { type CachedCatalogue, quote } from './quotes.service.ts';
+
+const tags = tag(
+  'quotes',
+  'Pricing configured bundles, and configuring one: what each choice requires or excludes, and a cheapest completion',
+);
 
 const QuoteInvalid = Type.Ref('Problem', {
   description:
@@ -14,14 +20,15 @@ const QuoteInvalid = Type.Ref('Problem', {
     'account does not have; `errors` lists every violation',
 });
 
-export const quotesRoutes: Routes = async (app, { db, config, answers }) => {
+export const quotesRoutes: Routes = async (app, { db, config, answers, metrics }) => {
   // Bounded like the details cache, and like it checked against the database on every request.
   const cache =
     config.detailsCacheBytes > 0 ? new StampedCache<CachedCatalogue>(config.detailsCacheBytes) : null;
+  if (cache) metrics.watchCache('quote_catalogues', cache);
   app.post(
     '/quotes/price',
     {
-      config: { readOnlyAllowed: true },
+      config: { readOnlyAllowed: true, etag: false },
       schema: {
         operationId: 'priceQuote',
         summary: 'Check a configuration of bundles against their rules and price it',
@@ -34,9 +41,9 @@ export const quotesRoutes: Routes = async (app, { db, config, answers }) => {
           'body; a bundle or option the account does not have is an unknown_reference violation, and when ' +
           'every violation is one the answer’s code is unknown_reference too. Codes: ' +
           `${quoteViolationCodes.join(', ')}. See docs/pricing.md.`,
-        tags: ['quotes'],
+        tags,
         body: QuoteRequest,
-        response: { 200: Quote, 422: QuoteInvalid },
+        response: { 200: Type.With(Quote, { description: 'The priced quote' }), 422: QuoteInvalid },
       },
     },
     async (request) => quote(db, cache, answers.gate, request.account.id, request.body),
@@ -45,7 +52,7 @@ export const quotesRoutes: Routes = async (app, { db, config, answers }) => {
   app.post(
     '/bundles/:bundleId/configure',
     {
-      config: { readOnlyAllowed: true },
+      config: { readOnlyAllowed: true, etag: false },
       schema: {
         operationId: 'configureBundle',
         summary:
@@ -56,13 +63,16 @@ export const quotesRoutes: Routes = async (app, { db, config, answers }) => {
           'be left out), and every active rule kept. Each product is selected, required (in every valid ' +
           'configuration that extends the selections and avoids the rejections), excluded (in none) or available ' +
           '(in some): exactly, for every input, so a product shown available can always be completed. ' +
-          'The search is bounded: past CONFIGURE_MAX_STEPS steps (assignments and rule propagations; default ' +
+          'The search is bounded: past CONFIGURE_MAX_STEPS steps (values set and conflicts met; default ' +
           '1000000) it stops and answers 422 configuration_too_complex, never an inexact answer; select or reject ' +
           'more products, or simplify the rules. See docs/configuration.md.',
-        tags: ['quotes'],
+        tags,
         params: BundlePath,
         body: ConfigureRequest,
-        response: { 200: Configuration, 422: Type.Ref('Problem') },
+        response: {
+          200: Type.With(ConfigureAnswer, { description: 'The state of every product, and a completion' }),
+          422: Type.Ref('Problem'),
+        },
       },
     },
     async (request) =>

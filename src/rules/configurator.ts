@@ -1,13 +1,16 @@
-import { type ModelRule, ruleMessage } from './rule-logic.ts';
+import { type ModelRule, ruleHolds, ruleMessage } from './rule-logic.ts';
 import type { When } from './rules.schemas.ts';
+import { type Formula, negative, positive, Solver } from './sat.ts';
 
-// The exact configurator behind configure (docs/configuration.md). A configuration of a bundle is a set of products, and the bundle compiles into a
-// boolean model: one variable per option product, one constraint per option (its count of chosen products) and
-// one per active rule. Every question the configure endpoint asks (is there a valid configuration extending the
-// request? does one hold this product? does one leave it out? which is cheapest?) is answered by a complete
-// depth-first search over those variables with constraint propagation at every node, so every answer is exact
-// whatever the input: propagation only cuts branches that hold no valid configuration, and a branch is left
-// only when it is proved to hold none (or, for the cheapest, none cheaper). See the README for why this method.
+export { SearchBudgetExceeded } from './sat.ts';
+
+// The exact configurator behind configure (docs/configuration.md). A configuration of a bundle is a set of
+// products, and the bundle compiles into a propositional formula whose models are exactly its valid configurations:
+// one variable per option product, one per option (whether it holds any product), each option's counts as one
+// counting constraint, each active rule as clauses. Every question configure asks (is there a valid configuration
+// extending the request? does one hold this product? does one leave it out? which is cheapest?) is one call of a
+// complete CDCL solver (src/rules/sat.ts), so every answer is exact whatever the input. See the README, "Configure:
+// exact states", for why this method.
 
 export interface ModelOption {
   id: string;
@@ -27,29 +30,6 @@ export interface Reason {
   message: string;
 }
 
-type Node =
-  | { t: 'var'; v: number }
-  | { t: 'opt'; o: number }
-  | { t: 'and'; kids: Node[] }
-  | { t: 'or'; kids: Node[] }
-  | { t: 'not'; kid: Node };
-
-interface OptionConstraint {
-  kind: 'option';
-  o: number;
-  vars: number[];
-}
-
-interface RuleConstraint {
-  kind: 'rule';
-  rule: ModelRule;
-  when: Node;
-  then: Node[];
-  vars: number[];
-}
-
-type Constraint = OptionConstraint | RuleConstraint;
-
 /** The counts an option allows: none (an ADD_ON left out), or lo..hi. */
 interface Counts {
   zero: boolean;
@@ -60,17 +40,19 @@ interface Counts {
 /** A bundle compiled for search; made once per bundle version and shared by every request (it is read-only). */
 export interface Model {
   options: readonly ModelOption[];
-  /** Variable index to option index and CRM product id. */
+  rules: readonly ModelRule[];
+  /** Variable index to option index and CRM product id; variables 0..products-1 are the products. */
   optionOf: Int32Array;
   productOf: readonly string[];
-  /** The variables of each option. */
-  optionVars: readonly (readonly number[])[];
-  counts: readonly Counts[];
-  constraints: readonly Constraint[];
-  /** Constraint indexes touching each variable. */
-  watches: readonly (readonly number[])[];
-  isDefault: Uint8Array;
   varOf: ReadonlyMap<string, number>;
+  formula: Formula;
+  /** What each constraint of a proof stands for: the options' counts first, then the rules, in order. */
+  reasons: readonly Reason[];
+  /**
+   * Per product: 1 when a rule names it. Products of one option that no rule names (and the request does not
+   * fix) are interchangeable: swapping two in a valid configuration gives another, so they share one state.
+   */
+  named: Uint8Array;
 }
 
 const key = (optionId: string, productId: string) => `${optionId}\n${productId}`;
@@ -100,12 +82,37 @@ export function ruleReason(rule: ModelRule): Reason {
   return { ruleId: rule.id, optionId: null, message: ruleMessage(rule) };
 }
 
+/** A rule's condition in negation normal form: literals under and/or. */
+type Condition = { lit: number } | { and: Condition[] } | { or: Condition[] };
+
+/** Clauses (three literals or more), binary clauses and units, each with its provenance, as compiled. */
+class ClauseSink {
+  readonly clauses: Int32Array[] = [];
+  readonly clauseProv: number[] = [];
+  readonly nonHorn: Int32Array[] = [];
+  readonly binary: [number, number, number][] = [];
+  readonly units: number[] = [];
+
+  /** Adds a clause, its repeated literals merged; one holding a literal and its negation always holds. */
+  add(lits: number[], prov: number): void {
+    const unique = [...new Set(lits)];
+    if (unique.some((l) => unique.includes(l ^ 1))) return;
+    if (unique.filter((l) => (l & 1) === 0).length >= 2) this.nonHorn.push(Int32Array.from(unique));
+    if (unique.length === 1) this.units.push(unique[0] as number, prov);
+    else if (unique.length === 2) this.binary.push([unique[0] as number, unique[1] as number, prov]);
+    else {
+      this.clauses.push(Int32Array.from(unique));
+      this.clauseProv.push(prov);
+    }
+  }
+}
+
 export function compileModel(options: readonly ModelOption[], rules: readonly ModelRule[]): Model {
   const optionIndex = new Map(options.map((o, i) => [o.id, i]));
   const optionOf: number[] = [];
   const productOf: string[] = [];
   const optionVars: number[][] = [];
-  const defaults: number[] = [];
+  const cost: number[] = [];
   const varOf = new Map<string, number>();
   options.forEach((option, o) => {
     const vars: number[] = [];
@@ -113,441 +120,146 @@ export function compileModel(options: readonly ModelOption[], rules: readonly Mo
       const v = productOf.length;
       optionOf.push(o);
       productOf.push(productId);
-      defaults.push(productId === option.defaultProductId ? 1 : 0);
+      // What a completion pays to add it: a default product is preferred to any other.
+      cost.push(productId === option.defaultProductId ? 1 : 2);
       varOf.set(key(option.id, productId), v);
       vars.push(v);
     }
     optionVars.push(vars);
   });
+  const products = productOf.length;
+  const m = options.length;
+  const usedVar = (o: number) => products + o;
+  // A variable fixed false: what a selector naming nothing in the bundle stands for.
+  const never = products + m;
+  let vars = never + 1;
+  const sink = new ClauseSink();
+  sink.add([negative(never)], -1);
 
-  const constraints: Constraint[] = options.map((_, o) => ({ kind: 'option', o, vars: optionVars[o] ?? [] }));
-  for (const rule of rules) {
-    const vars = new Set<number>();
-    const selector = (s: { optionId: string; productId?: string }): Node => {
+  const counts = options.map(countsOf);
+  counts.forEach(({ zero, lo, hi }, o) => {
+    const u = usedVar(o);
+    // `used` is exactly "some product chosen": a definition, not a constraint of the bundle.
+    for (const v of optionVars[o] ?? []) sink.add([negative(v), positive(u)], -1);
+    if (!zero) sink.add([positive(u)], o);
+    if (lo > hi) sink.add([negative(u)], o);
+  });
+
+  const named = new Uint8Array(products);
+  const reasons: Reason[] = options.map(optionReason);
+  rules.forEach((rule, r) => {
+    const prov = m + r;
+    reasons.push(ruleReason(rule));
+    const selector = (s: { optionId: string; productId?: string }): number => {
       const o = optionIndex.get(s.optionId);
       // Rules are checked against the bundle when written and cleaned when an option or product goes, so a
       // dangling name cannot occur; were it to, a product that does not exist is never chosen.
-      if (o === undefined) return { t: 'or', kids: [] };
-      if (s.productId === undefined) {
-        for (const v of optionVars[o] ?? []) vars.add(v);
-        return { t: 'opt', o };
-      }
+      if (o === undefined) return positive(never);
+      if (s.productId === undefined) return positive(usedVar(o));
       const v = varOf.get(key(s.optionId, s.productId));
-      if (v === undefined) return { t: 'or', kids: [] };
-      vars.add(v);
-      return { t: 'var', v };
+      if (v === undefined) return positive(never);
+      named[v] = 1;
+      return positive(v);
     };
-    const compile = (when: When): Node => {
-      if ('all' in when) return { t: 'and', kids: when.all.map(compile) };
-      if ('any' in when) return { t: 'or', kids: when.any.map(compile) };
-      if ('not' in when) return { t: 'not', kid: compile(when.not) };
-      return selector(when);
+    const normal = (when: When, holds: boolean): Condition => {
+      if ('all' in when || 'any' in when) {
+        const kids = ('all' in when ? when.all : when.any).map((w) => normal(w, holds));
+        return 'all' in when === holds ? { and: kids } : { or: kids };
+      }
+      if ('not' in when) return normal(when.not, !holds);
+      const lit = selector(when);
+      return { lit: holds ? lit : lit ^ 1 };
     };
-    constraints.push({
-      kind: 'rule',
-      rule,
-      when: compile(rule.when),
-      then: rule.then.map(selector),
-      vars: [...vars],
-    });
-  }
-  const watches: number[][] = productOf.map(() => []);
-  constraints.forEach((c, i) => {
-    for (const v of c.vars) watches[v]?.push(i);
+    // Clauses saying `condition` implies literal `then`: an or implies it through each operand, an and through the
+    // conjunction of its operands' literals (an operand that is an or gets a variable it implies).
+    const implies = (condition: Condition, then: number): void => {
+      if ('lit' in condition) sink.add([condition.lit ^ 1, then], prov);
+      else if ('or' in condition) for (const kid of condition.or) implies(kid, then);
+      else sink.add([...conjuncts(condition).map((l) => l ^ 1), then], prov);
+    };
+    const conjuncts = (condition: Condition): number[] => {
+      if ('lit' in condition) return [condition.lit];
+      if ('and' in condition) return condition.and.flatMap(conjuncts);
+      return [literalOf(condition)];
+    };
+    const literalOf = (condition: Condition): number => {
+      if ('lit' in condition) return condition.lit;
+      const t = positive(vars++);
+      implies(condition, t);
+      return t;
+    };
+    const condition = normal(rule.when, true);
+    const consequences = rule.then.map((s) => (rule.kind === 'requires' ? selector(s) : selector(s) ^ 1));
+    // One variable for a compound condition with several consequences, rather than its clauses once per each.
+    const when = consequences.length > 1 && !('lit' in condition) ? { lit: literalOf(condition) } : condition;
+    for (const then of consequences) implies(when, then);
   });
+
+  const impStart = new Int32Array(2 * vars + 1);
+  for (const [a, b] of sink.binary) {
+    impStart[(a ^ 1) + 1] = (impStart[(a ^ 1) + 1] as number) + 1;
+    impStart[(b ^ 1) + 1] = (impStart[(b ^ 1) + 1] as number) + 1;
+  }
+  for (let l = 0; l < 2 * vars; l++) impStart[l + 1] = (impStart[l + 1] as number) + (impStart[l] as number);
+  const impLits = new Int32Array(impStart[2 * vars] as number);
+  const impProv = new Int32Array(impLits.length);
+  const fill = impStart.slice(0, 2 * vars);
+  for (const [a, b, prov] of sink.binary) {
+    for (const [from, to] of [
+      [a ^ 1, b],
+      [b ^ 1, a],
+    ] as const) {
+      const at = fill[from] as number;
+      fill[from] = at + 1;
+      impLits[at] = to;
+      impProv[at] = prov;
+    }
+  }
+  const optionStart = new Int32Array(m + 1);
+  optionVars.forEach((list, o) => {
+    optionStart[o + 1] = (optionStart[o] as number) + list.length;
+  });
+  const usedBy = new Int32Array(vars).fill(-1);
+  for (let o = 0; o < m; o++) usedBy[usedVar(o)] = o;
+  const formula: Formula = {
+    vars,
+    decisionVars: products,
+    provenances: m + rules.length,
+    units: Int32Array.from(sink.units),
+    impStart,
+    impLits,
+    impProv,
+    clauses: sink.clauses,
+    clauseProv: Int32Array.from(sink.clauseProv),
+    nonHorn: sink.nonHorn,
+    optionStart,
+    optionVars: Int32Array.from(optionVars.flat()),
+    optionUsed: Int32Array.from(options, (_, o) => usedVar(o)),
+    optionLo: Int32Array.from(counts, (c) => c.lo),
+    optionHi: Int32Array.from(counts, (c) => c.hi),
+    optionDefault: Int32Array.from(options, (option) =>
+      option.defaultProductId === null ? -1 : (varOf.get(key(option.id, option.defaultProductId)) ?? -1),
+    ),
+    optionOf: Int32Array.from({ length: vars }, (_, v) => (v < products ? (optionOf[v] as number) : -1)),
+    usedBy,
+    cost: Int8Array.from({ length: vars }, (_, v) => (v < products ? (cost[v] as number) : 0)),
+  };
   return {
     options,
+    rules,
     optionOf: Int32Array.from(optionOf),
     productOf,
-    optionVars,
-    counts: options.map(countsOf),
-    constraints,
-    watches,
-    isDefault: Uint8Array.from(defaults),
     varOf,
+    formula,
+    reasons,
+    named,
   };
-}
-
-const UNKNOWN = -1;
-
-/**
- * Thrown when a search has taken more steps (assignments and constraint propagations) than its budget allows: an
- * exact answer is not known, so none is given rather than an inexact one.
- */
-export class SearchBudgetExceeded extends Error {
-  readonly maxSteps: number;
-
-  constructor(maxSteps: number) {
-    super(`the search took more than ${maxSteps} steps`);
-    this.name = 'SearchBudgetExceeded';
-    this.maxSteps = maxSteps;
-  }
-}
-
-/** The state of one search: a partial assignment with its trail, and propagation to a fixpoint. */
-class Search {
-  readonly model: Model;
-  readonly value: Int8Array;
-  private readonly reason: Int32Array;
-  private readonly trail: number[] = [];
-  private readonly queue: number[] = [];
-  private readonly queued: Uint8Array;
-  private conflict = -1;
-  private readonly maxSteps: number;
-  private steps = 0;
-  /** When set, every conflict adds to it the constraints that led to it (an explanation of a refutation). */
-  explain: Set<number> | null = null;
-
-  constructor(model: Model, maxSteps = Number.POSITIVE_INFINITY) {
-    this.model = model;
-    this.maxSteps = maxSteps;
-    this.value = new Int8Array(model.productOf.length).fill(UNKNOWN);
-    this.reason = new Int32Array(model.productOf.length).fill(-1);
-    this.queued = new Uint8Array(model.constraints.length);
-  }
-
-  get depth(): number {
-    return this.trail.length;
-  }
-
-  undo(depth: number): void {
-    while (this.trail.length > depth) {
-      const v = this.trail.pop() as number;
-      this.value[v] = UNKNOWN;
-      this.reason[v] = -1;
-    }
-    for (const c of this.queue) this.queued[c] = 0;
-    this.queue.length = 0;
-  }
-
-  // Every assignment and every propagation of a constraint counts, so the work of a search is bounded by its budget
-  // however the bundle's rules make it branch.
-  private step(): void {
-    this.steps++;
-    if (this.steps > this.maxSteps) throw new SearchBudgetExceeded(this.maxSteps);
-  }
-
-  /** Sets a variable; false when it already holds the other value. `by` is the constraint that implied it. */
-  assign(v: number, b: number, by: number): boolean {
-    const current = this.value[v] as number;
-    if (current !== UNKNOWN) return current === b;
-    this.step();
-    this.value[v] = b;
-    this.reason[v] = by;
-    this.trail.push(v);
-    for (const c of this.model.watches[v] ?? []) {
-      if (this.queued[c] === 0) {
-        this.queued[c] = 1;
-        this.queue.push(c);
-      }
-    }
-    return true;
-  }
-
-  private eval(node: Node): number {
-    switch (node.t) {
-      case 'var':
-        return this.value[node.v] as number;
-      case 'opt': {
-        let result = 0;
-        for (const v of this.model.optionVars[node.o] ?? []) {
-          const x = this.value[v] as number;
-          if (x === 1) return 1;
-          if (x === UNKNOWN) result = UNKNOWN;
-        }
-        return result;
-      }
-      case 'not': {
-        const x = this.eval(node.kid);
-        return x === UNKNOWN ? UNKNOWN : 1 - x;
-      }
-      case 'and': {
-        let result = 1;
-        for (const kid of node.kids) {
-          const x = this.eval(kid);
-          if (x === 0) return 0;
-          if (x === UNKNOWN) result = UNKNOWN;
-        }
-        return result;
-      }
-      case 'or': {
-        let result = 0;
-        for (const kid of node.kids) {
-          const x = this.eval(kid);
-          if (x === 1) return 1;
-          if (x === UNKNOWN) result = UNKNOWN;
-        }
-        return result;
-      }
-    }
-  }
-
-  /** Makes a condition take value b where that forces variables; false on a contradiction. */
-  private force(node: Node, b: number, by: number): boolean {
-    switch (node.t) {
-      case 'var':
-        return this.assign(node.v, b, by);
-      case 'not':
-        return this.force(node.kid, 1 - b, by);
-      case 'opt': {
-        const vars = this.model.optionVars[node.o] ?? [];
-        if (b === 0) return vars.every((v) => this.assign(v, 0, by));
-        let open = -1;
-        for (const v of vars) {
-          const x = this.value[v] as number;
-          if (x === 1) return true;
-          if (x === UNKNOWN) {
-            if (open !== -1) return true;
-            open = v;
-          }
-        }
-        return open !== -1 && this.assign(open, 1, by);
-      }
-      case 'and':
-      case 'or': {
-        // and = 1 and or = 0 force every operand; and = 0 and or = 1 force the one operand left open, if one is.
-        const whole = node.t === 'and' ? 1 : 0;
-        if (b === whole) return node.kids.every((kid) => this.force(kid, b, by));
-        let open: Node | null = null;
-        for (const kid of node.kids) {
-          const x = this.eval(kid);
-          if (x === b) return true;
-          if (x === UNKNOWN) {
-            if (open !== null) return true;
-            open = kid;
-          }
-        }
-        return open !== null && this.force(open, b, by);
-      }
-    }
-  }
-
-  private propagateOne(c: number): boolean {
-    const constraint = this.model.constraints[c] as Constraint;
-    if (constraint.kind === 'option') {
-      const { zero, lo, hi } = this.model.counts[constraint.o] as Counts;
-      let chosen = 0;
-      let open = 0;
-      for (const v of constraint.vars) {
-        const x = this.value[v];
-        if (x === 1) chosen++;
-        else if (x === UNKNOWN) open++;
-      }
-      // The counts still reachable, chosen..chosen + open, that the option allows: none, and lo..hi.
-      const zeroOk = zero && chosen === 0;
-      const rangeLo = Math.max(chosen, lo);
-      const rangeHi = Math.min(chosen + open, hi);
-      const rangeOk = rangeLo <= rangeHi;
-      if (!rangeOk && !zeroOk) return false;
-      if (open === 0) return true;
-      const least = zeroOk ? chosen : rangeLo;
-      const most = rangeOk ? rangeHi : chosen;
-      const fill = most === chosen ? 0 : least === chosen + open ? 1 : -1;
-      if (fill === -1) return true;
-      return constraint.vars.every((v) => this.value[v] !== UNKNOWN || this.assign(v, fill, c));
-    }
-    const when = this.eval(constraint.when);
-    if (when === 0) return true;
-    const requires = constraint.rule.kind === 'requires';
-    if (when === 1) return constraint.then.every((node) => this.force(node, requires ? 1 : 0, c));
-    // The consequence already fails: the condition must not hold.
-    const broken = requires
-      ? constraint.then.some((node) => this.eval(node) === 0)
-      : constraint.then.some((node) => this.eval(node) === 1);
-    return broken ? this.force(constraint.when, 0, c) : true;
-  }
-
-  /** Runs every queued constraint to a fixpoint; false on a conflict (recorded in `explain`, when set). */
-  propagate(): boolean {
-    while (this.queue.length > 0) {
-      const c = this.queue.pop() as number;
-      this.queued[c] = 0;
-      this.step();
-      if (!this.propagateOne(c)) {
-        this.conflict = c;
-        if (this.explain) this.explainConflict(c);
-        for (const rest of this.queue) this.queued[rest] = 0;
-        this.queue.length = 0;
-        return false;
-      }
-    }
-    return true;
-  }
-
-  /** Adds what forced an assigned variable's value, and what implied that, to `explain`. */
-  explainAssigned(v: number): void {
-    const by = this.reason[v] as number;
-    if (this.explain && by >= 0) this.explainConflict(by);
-  }
-
-  /** Adds the conflicting constraint and, through the variables it reads, every constraint that implied them. */
-  private explainConflict(c: number): void {
-    const explain = this.explain as Set<number>;
-    const pending = [c];
-    const seen = new Set<number>();
-    while (pending.length > 0) {
-      const next = pending.pop() as number;
-      if (seen.has(next)) continue;
-      seen.add(next);
-      explain.add(next);
-      for (const v of this.model.constraints[next]?.vars ?? []) {
-        const by = this.reason[v] as number;
-        if (this.value[v] !== UNKNOWN && by >= 0 && !seen.has(by)) pending.push(by);
-      }
-    }
-  }
-
-  /** Queues every constraint, for the first propagation of a search. */
-  queueAll(): void {
-    this.model.constraints.forEach((_, c) => {
-      if (this.queued[c] === 0) {
-        this.queued[c] = 1;
-        this.queue.push(c);
-      }
-    });
-  }
-
-  get lastConflict(): number {
-    return this.conflict;
-  }
 }
 
 /** What a request fixes: products chosen (selections) and products left out (rejections), as variables. */
 export interface Fixed {
   chosen: readonly number[];
   rejected: readonly number[];
-}
-
-/** Sets the request's variables and propagates, at the root of a search; false when that alone is contradictory. */
-function start(search: Search, fixed: Fixed): boolean {
-  search.queueAll();
-  for (const v of fixed.chosen) if (!search.assign(v, 1, -1)) return false;
-  for (const v of fixed.rejected) if (!search.assign(v, 0, -1)) return false;
-  return search.propagate();
-}
-
-/** The first open variable from `from` on: a search assigns in index order, so every one before is set. */
-function firstOpen(search: Search, from: number): number {
-  const { value } = search;
-  for (let v = from; v < value.length; v++) if (value[v] === UNKNOWN) return v;
-  return -1;
-}
-
-/**
- * Depth-first search, from the propagated root, for any valid configuration that also gives variable `extra.v`
- * the value `extra.b`, trying `preferred` values first. Answers it as 0/1 per variable, or null when none exists;
- * leaves the search at the root.
- */
-function findAny(
-  search: Search,
-  extra: { v: number; b: number } | null,
-  preferred: (v: number) => number,
-): Int8Array | null {
-  const root = search.depth;
-  const descend = (from: number): boolean => {
-    const v = firstOpen(search, from);
-    if (v === -1) return true;
-    const depth = search.depth;
-    const first = preferred(v);
-    for (const b of [first, 1 - first]) {
-      if (search.assign(v, b, -1) && search.propagate() && descend(v + 1)) return true;
-      search.undo(depth);
-    }
-    return false;
-  };
-  let found: Int8Array | null = null;
-  if (extra && !search.assign(extra.v, extra.b, -1)) {
-    // The root already gave it the other value: what forced that is the proof.
-    search.explainAssigned(extra.v);
-  } else if (search.propagate() && descend(0)) {
-    found = Int8Array.from(search.value);
-  }
-  search.undo(root);
-  return found;
-}
-
-/** The cost a completion pays for a product it adds: a default product is preferred to any other. */
-function addCost(model: Model, v: number): number {
-  return model.isDefault[v] === 1 ? 1 : 2;
-}
-
-/**
- * The cheapest valid configuration extending the propagated root (the answer's completion): each product added costs 1
- * when it is its option's default and 2 otherwise, so defaults are preferred and as few products as possible are
- * added. Branch and bound: a branch is cut when what it has added plus the least its open options still need
- * (each needing product at the cost of its default where that is still open) reaches the best found; ties keep
- * the first found, in display order, products left out tried first, `known` (a valid configuration) counting as
- * found. Leaves the search at the root.
- */
-function cheapest(search: Search, selected: Uint8Array, known: Int8Array): Int8Array {
-  const { model } = search;
-  const root = search.depth;
-  const bound = (): number => {
-    let cost = 0;
-    model.optionVars.forEach((vars, o) => {
-      const { zero, lo } = model.counts[o] as Counts;
-      let chosen = 0;
-      let defaultOpen = false;
-      for (const v of vars) {
-        const x = search.value[v];
-        if (x === 1) {
-          chosen++;
-          if (selected[v] === 0) cost += addCost(model, v);
-        } else if (x === UNKNOWN && model.isDefault[v] === 1) defaultOpen = true;
-      }
-      const needed = zero && chosen === 0 ? 0 : Math.max(0, lo - chosen);
-      if (needed > 0) cost += 2 * needed - (defaultOpen ? 1 : 0);
-    });
-    return cost;
-  };
-  const costOf = (config: Int8Array) =>
-    config.reduce((sum, x, v) => (x === 1 && selected[v] === 0 ? sum + addCost(model, v) : sum), 0);
-  // A valid configuration already found bounds the search from the start.
-  let best = known;
-  let bestCost = costOf(known);
-  const floor = bound();
-  const descend = (from: number): boolean => {
-    if (bound() >= bestCost) return false;
-    const v = firstOpen(search, from);
-    if (v === -1) {
-      best = Int8Array.from(search.value);
-      bestCost = bound();
-      return bestCost <= floor;
-    }
-    const depth = search.depth;
-    // A default product of an option that must still take one is the likeliest cheapest choice: tried first.
-    const { zero, lo } = model.counts[model.optionOf[v] as number] as Counts;
-    const needs = !zero && lo > 0;
-    const first = model.isDefault[v] === 1 && needs ? 1 : 0;
-    for (const b of [first, 1 - first]) {
-      if (search.assign(v, b, -1) && search.propagate() && descend(v + 1)) return true;
-      search.undo(depth);
-    }
-    return false;
-  };
-  descend(0);
-  search.undo(root);
-  return best;
-}
-
-/**
- * Proves no valid configuration extends the root with variable v at value b, and names the constraints the proof
- * used; or finds one, returned as a witness.
- */
-function refute(
-  search: Search,
-  v: number,
-  b: number,
-  preferred: (v: number) => number,
-): { witness: Int8Array } | { used: Set<number> } {
-  const used = new Set<number>();
-  search.explain = used;
-  try {
-    const found = findAny(search, { v, b }, preferred);
-    return found ? { witness: found } : { used };
-  } finally {
-    search.explain = null;
-  }
 }
 
 export type ProductState = 'selected' | 'required' | 'excluded' | 'available';
@@ -564,79 +276,173 @@ export interface Configured {
   completion: Int8Array | null;
 }
 
-function reasonsOf(model: Model, constraints: Iterable<number>): Reason[] {
-  return [...constraints]
-    .sort((a, b) => a - b)
-    .map((c) => {
-      const constraint = model.constraints[c] as Constraint;
-      return constraint.kind === 'option'
-        ? optionReason(model.options[constraint.o] as ModelOption)
-        : ruleReason(constraint.rule);
-    });
+/** The constraints a proof used (a set of constraint indexes), as reasons in constraint order. */
+function reasonsOf(model: Model, proof: Uint32Array | null): Reason[] {
+  if (proof === null) return [];
+  return model.reasons.filter((_, c) => ((proof[c >> 5] as number) & (1 << (c & 31))) !== 0);
 }
 
 /** Whether the chosen products alone are a valid configuration: every option count and active rule holds. */
 export function isValidConfiguration(model: Model, chosen: readonly number[]): boolean {
-  const search = new Search(model);
-  search.queueAll();
-  for (const v of chosen) search.assign(v, 1, -1);
-  for (let v = 0; v < model.productOf.length; v++) search.assign(v, 0, -1);
-  return search.propagate();
+  const held = new Set(chosen);
+  const perOption = model.options.map(() => 0);
+  for (const v of held) {
+    const o = model.optionOf[v] as number;
+    perOption[o] = (perOption[o] as number) + 1;
+  }
+  const countsHold = model.options.every((option, o) => {
+    const { zero, lo, hi } = countsOf(option);
+    const c = perOption[o] as number;
+    return (zero && c === 0) || (lo <= c && c <= hi);
+  });
+  if (!countsHold) return false;
+  const optionIndex = new Map(model.options.map((o, i) => [o.id, i]));
+  const chosenIn = {
+    product: (optionId: string, productId: string) => {
+      const v = model.varOf.get(key(optionId, productId));
+      return v !== undefined && held.has(v);
+    },
+    option: (optionId: string) => {
+      const o = optionIndex.get(optionId);
+      return o !== undefined && (perOption[o] as number) > 0;
+    },
+  };
+  return model.rules.every((rule) => ruleHolds(rule, chosenIn));
+}
+
+/** What a completion adds: the cost of the products it holds beyond those selected. */
+function costOf(model: Model, selected: Uint8Array, config: Int8Array): number {
+  let sum = 0;
+  for (let v = 0; v < config.length; v++) {
+    if (config[v] === 1 && selected[v] === 0) sum += model.formula.cost[v] as number;
+  }
+  return sum;
 }
 
 /**
  * The exact states configure answers for a request. A product other than those selected is `required` when no valid
  * configuration extending the request leaves it out, `excluded` when none holds it, `available` otherwise.
- * Each question is settled by a witness (a valid configuration found) or a refutation (a complete search finding
- * none); witnesses found along the way settle many products at once, so most need no search of their own.
- * Throws SearchBudgetExceeded once the search as a whole passes `maxSteps` steps.
+ * Each question is settled by a witness (a valid configuration found, which settles every product it holds or
+ * leaves out) or a refutation (the solver proving there is none, which also fixes the product for every later
+ * question); products not yet seen held are tried held first, so a handful of solves usually settle a bundle, and
+ * products no rule names share one state per option. The completion is then the cheapest valid configuration, found
+ * by asking for one cheaper than the best known until there is none. Throws SearchBudgetExceeded once the solver
+ * as a whole passes `maxSteps` steps.
  */
 export function configure(model: Model, fixed: Fixed, maxSteps = Number.POSITIVE_INFINITY): Configured {
   const n = model.productOf.length;
-  const search = new Search(model, maxSteps);
   const selected = new Uint8Array(n);
   for (const v of fixed.chosen) selected[v] = 1;
-  const states: ProductState[] = Array.from({ length: n }, (_, v) => (selected[v] ? 'selected' : 'excluded'));
-  const reasons: Reason[][] = states.map(() => []);
-  const complete = isValidConfiguration(model, fixed.chosen);
-
-  // The request is set and propagated once; every question below searches from there and returns there.
-  const used = new Set<number>();
-  search.explain = used;
-  const consistent = start(search, fixed);
-  const first = consistent ? findAny(search, null, () => 0) : null;
-  search.explain = null;
-  if (first === null) {
-    return { valid: false, complete, states, reasons, violations: reasonsOf(model, used), completion: null };
+  // Plain loops here and below: Array.from with a function costs more than the rest of an easy request.
+  const states: ProductState[] = [];
+  const reasons: Reason[][] = [];
+  for (let v = 0; v < n; v++) {
+    states.push(selected[v] ? 'selected' : 'excluded');
+    reasons.push([]);
   }
-  const completion = cheapest(search, selected, first);
+  const complete = isValidConfiguration(model, fixed.chosen);
+  const invalid = (violations: Reason[]): Configured => ({
+    valid: false,
+    complete,
+    states,
+    reasons,
+    violations,
+    completion: null,
+  });
 
+  const solver = new Solver(model.formula, maxSteps);
+  const consistent =
+    fixed.chosen.every((v) => solver.fix(positive(v))) &&
+    fixed.rejected.every((v) => solver.fix(negative(v)));
+  if (!consistent) return invalid([]);
+  // Preferring nothing, the solver adds only what options and rules need, each option's default first: a cheap
+  // configuration to start from.
+  if (!solver.fixUnits() || solver.solve() === 'unsat') return invalid(reasonsOf(model, solver.unsatProof));
+
+  // Interchangeable products (see Model.named) stand for their option: classOf is the option, or -1.
+  const classOf = new Int32Array(n);
+  for (let v = 0; v < n; v++) {
+    classOf[v] = model.named[v] === 0 && !solver.isFixed(v) ? (model.optionOf[v] as number) : -1;
+  }
   const canHold = new Uint8Array(n);
   const canLeave = new Uint8Array(n);
+  const classHold = new Uint8Array(model.options.length);
+  const classLeave = new Uint8Array(model.options.length);
+  let best = solver.model.slice();
+  let bestCost = costOf(model, selected, best);
+  // canHold and canLeave take in what is seen of a product's class, so each is one read.
   const witness = (config: Int8Array) => {
     for (let v = 0; v < n; v++) {
-      if (config[v] === 1) canHold[v] = 1;
-      else canLeave[v] = 1;
+      const o = classOf[v] as number;
+      if (config[v] === 1) {
+        canHold[v] = 1;
+        if (o >= 0) classHold[o] = 1;
+      } else {
+        canLeave[v] = 1;
+        if (o >= 0) classLeave[o] = 1;
+      }
+    }
+    for (let v = 0; v < n; v++) {
+      const o = classOf[v] as number;
+      if (o < 0) continue;
+      canHold[v] = (canHold[v] as number) | (classHold[o] as number);
+      canLeave[v] = (canLeave[v] as number) | (classLeave[o] as number);
+    }
+    const c = costOf(model, selected, config);
+    if (c < bestCost) {
+      best = config.slice();
+      bestCost = c;
     }
   };
-  witness(completion);
+  witness(solver.model);
+  const holds = (v: number) => canHold[v] === 1;
+  const leaves = (v: number) => canLeave[v] === 1;
+  // Per class, the product whose refutation stands for the class, or -1.
+  const classProof = new Int32Array(model.options.length).fill(-1);
+  const ask = (v: number, value: 0 | 1, prefer: readonly number[]): void => {
+    const o = classOf[v] as number;
+    const proved = o >= 0 ? (classProof[o] as number) : -1;
+    if (proved >= 0) {
+      reasons[v] = reasons[proved] ?? [];
+      return;
+    }
+    const outcome = solver.solve(value === 1 ? positive(v) : negative(v), prefer);
+    if (outcome === 'sat') witness(solver.model);
+    else if (outcome === 'refuted') {
+      reasons[v] = reasonsOf(model, solver.proofOf(v));
+      if (o >= 0) classProof[o] = v;
+    } else throw new Error('a request found valid has no valid configuration');
+  };
+  // Products not yet seen held are tried held, so one witness can settle many of them; a product to be left out
+  // is tried in a configuration as small as the rules allow.
+  const unheld = () => {
+    const list: number[] = [];
+    for (let u = 0; u < n; u++) if (selected[u] === 0 && canHold[u] === 0) list.push(u);
+    return list;
+  };
+  let prefer = unheld();
   for (let v = 0; v < n; v++) {
-    if (selected[v] || canHold[v]) continue;
-    // Products not yet seen held are tried held first, so one witness can settle many of them.
-    const outcome = refute(search, v, 1, (u) => 1 - (canHold[u] as number));
-    if ('witness' in outcome) witness(outcome.witness);
-    else reasons[v] = reasonsOf(model, outcome.used);
+    if (selected[v] || holds(v)) continue;
+    ask(v, 1, prefer);
+    if (holds(v)) prefer = unheld();
   }
   for (let v = 0; v < n; v++) {
-    if (selected[v] || canLeave[v] || !canHold[v]) continue;
-    const outcome = refute(search, v, 0, (u) => canLeave[u] as number);
-    if ('witness' in outcome) witness(outcome.witness);
-    else reasons[v] = reasonsOf(model, outcome.used);
+    if (selected[v] || leaves(v) || !holds(v)) continue;
+    ask(v, 0, []);
   }
   for (let v = 0; v < n; v++) {
     if (selected[v]) continue;
-    states[v] = canHold[v] ? (canLeave[v] ? 'available' : 'required') : 'excluded';
+    states[v] = holds(v) ? (leaves(v) ? 'available' : 'required') : 'excluded';
     if (states[v] === 'available') reasons[v] = [];
   }
-  return { valid: true, complete, states, reasons, violations: [], completion };
+
+  // The cheapest completion: a valid configuration cheaper than the best known, until the solver proves none is.
+  // What it learns under a cost bound holds only under it, so this comes after every state is settled.
+  for (;;) {
+    solver.costLimit = bestCost - 1;
+    if (solver.solve() !== 'sat') break;
+    best = solver.model.slice();
+    bestCost = costOf(model, selected, best);
+  }
+  return { valid: true, complete, states, reasons, violations: [], completion: best };
 }

@@ -2,11 +2,15 @@ import { Type } from 'typebox';
 import { BundlePath } from '../bundles/bundles.schemas.ts';
 import { ProblemRef } from '../http/common-schemas.ts';
 import { expectedVersions, tagged, taggedWrite } from '../http/conditional.ts';
+import { tag } from '../http/openapi.ts';
 import type { Routes } from '../http/routes.ts';
 import { Rule, RuleBody, RuleList, RulePath } from './rules.schemas.ts';
 import { createRule, deleteRule, getRule, listRules, replaceRule } from './rules.service.ts';
 
-const tags = ['rules'];
+const tags = tag(
+  'rules',
+  'Configuration rules of a bundle: when some products are chosen, others are required or excluded',
+);
 
 export const rulesRoutes: Routes = async (app, { db }) => {
   app.get(
@@ -17,7 +21,7 @@ export const rulesRoutes: Routes = async (app, { db }) => {
         summary: "List a bundle's configuration rules",
         tags,
         params: BundlePath,
-        response: { 200: RuleList },
+        response: { 200: Type.With(RuleList, { description: 'The rules of the bundle' }) },
       },
     },
     async (request) => listRules(db, request.account.id, request.params.bundleId),
@@ -35,7 +39,7 @@ export const rulesRoutes: Routes = async (app, { db }) => {
         tags,
         params: BundlePath,
         body: RuleBody,
-        response: { 201: Rule, 422: ProblemRef },
+        response: { 201: Type.With(Rule, { description: 'The rule created' }), 422: ProblemRef },
       },
     },
     async (request, reply) => {
@@ -54,7 +58,7 @@ export const rulesRoutes: Routes = async (app, { db }) => {
         summary: 'Read a configuration rule',
         tags,
         params: RulePath,
-        response: { 200: Rule },
+        response: { 200: Type.With(Rule, { description: 'The rule' }) },
       },
     },
     async (request, reply) => {
@@ -72,7 +76,7 @@ export const rulesRoutes: Routes = async (app, { db }) => {
         tags,
         params: RulePath,
         body: RuleBody,
-        response: { 200: Rule, 422: ProblemRef },
+        response: { 200: Type.With(Rule, { description: 'The rule as replaced' }), 422: ProblemRef },
       },
     },
     async (request, reply) => {
@@ -86,6 +90,7 @@ export const rulesRoutes: Routes = async (app, { db }) => {
   app.delete(
     '/bundles/:bundleId/rules/:ruleId',
     {
+      config: { etag: false },
       schema: {
         operationId: 'deleteRule',
         summary: 'Delete a configuration rule',

@@ -14,16 +14,18 @@ const src = fileURLToPath(new URL('../../src', import.meta.url));
  * A new folder or top-level file must be placed here.
  */
 const layers: readonly (readonly string[])[] = [
+  ['components.ts'],
   ['problems.ts', 'ids.ts', 'config.ts'],
   ['pricing'],
   ['db'],
   ['keys'],
   ['http'],
   ['events', 'catalogue'],
-  ['bundles', 'options', 'price-books', 'bundle-details', 'quotes', 'rules'],
+  ['bundles', 'options', 'price-books', 'bundle-details', 'quotes', 'rules', 'webhooks'],
   ['demo', 'api-limits.ts'],
   ['app.ts'],
   ['server.ts'],
+  ['workers.ts'],
   ['cli.ts'],
 ];
 const featureLayer = layers.findIndex((layer) => layer.includes('bundles'));

@@ -1,18 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql } from 'kysely';
+import { bundleTreeTables } from '../../src/db/database.ts';
 import { describeEachDatabase } from '../helpers/app.ts';
 import { createBundle, insertPriceRows } from '../helpers/factories.ts';
-
-const childTables = [
-  'bundle_options',
-  'option_products',
-  'price_books',
-  'price_book_products',
-  'price_book_prices',
-  'product_variants',
-  'bundle_rules',
-];
 
 // Written straight to the tables, not through the API: the triggers must hold whatever path a change takes.
 describeEachDatabase('bundles.tree_version triggers', (ctx) => {
@@ -55,7 +46,7 @@ describeEachDatabase('bundles.tree_version triggers', (ctx) => {
           );
     const expected = [
       'bundles update',
-      ...childTables.flatMap((t) => ['insert', 'update', 'delete'].map((e) => `${t} ${e}`)),
+      ...bundleTreeTables.flatMap((t) => ['insert', 'update', 'delete'].map((e) => `${t} ${e}`)),
     ];
     assert.deepEqual(names.sort(), expected.sort());
   });

@@ -1,13 +1,27 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Migrator } from 'kysely';
+import { listBundles } from '../../src/bundles/bundles.service.ts';
 import { migrateToLatest, migrations } from '../../src/db/migrate.ts';
 import { assertProblem, describeEachDatabase } from '../helpers/app.ts';
 import { createBundle } from '../helpers/factories.ts';
+import { countingQueries } from '../helpers/query-counter.ts';
 
 const instant = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 describeEachDatabase('lists and timestamps', (ctx) => {
+  test('a page of bundles is one statement, option counts included', async () => {
+    const created = await createBundle(ctx, { key: await ctx.newKey('one-statement') });
+    const counted = countingQueries(ctx.db);
+    const { bundles } = await listBundles(counted.db, 'one-statement', { limit: 5 });
+    assert.equal(counted.take(), 1);
+    assert.deepEqual(
+      bundles.map((b) => [b.id, b.includedOptionsCount, b.addOnOptionsCount]),
+      [[created.bundle.id, created.bundle.includedOptionsCount, created.bundle.addOnOptionsCount]],
+    );
+    assert.ok(created.bundle.includedOptionsCount + created.bundle.addOnOptionsCount > 0);
+  });
+
   test('GET /v1/bundles/{bundleId}/options lists the plain form in display order; 404 for another account', async () => {
     const { bundle } = await createBundle(ctx, {
       options: [

@@ -261,6 +261,11 @@ describe('the cpq command line', () => {
       ['DETAILS_CACHE_BYTES', '-1'],
       ['EVENTS_RETENTION_DAYS', '0'],
       ['CORS_ORIGINS', '*'],
+      ['WEBHOOKS_SECRET_KEY', 'not-a-key'],
+      ['WEBHOOKS_ALLOW_PRIVATE', 'yes'],
+      ['WEBHOOKS_CONCURRENCY', '0'],
+      ['WEBHOOKS_ENDPOINT_CONCURRENCY', '1.5'],
+      ['WEBHOOKS_TIMEOUT_MS', '99'],
     ] as const) {
       const variable = environment.find((v) => v.name === name);
       assert.throws(

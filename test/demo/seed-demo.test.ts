@@ -8,6 +8,9 @@ import { describeEachDatabase } from '../helpers/app.ts';
 
 const run = promisify(execFile);
 
+// biome-ignore lint/suspicious/noExplicitAny: tests read response JSON freely
+type Json = any;
+
 describeEachDatabase('cpq seed-demo', (ctx) => {
   async function seed(accountId: string): Promise<DemoSeed> {
     const env: NodeJS.ProcessEnv = {
@@ -85,6 +88,75 @@ describeEachDatabase('cpq seed-demo', (ctx) => {
     assert.equal(variants.status, 200);
     assert.equal(variants.body.isDynamic, true);
     assert.equal(variants.body.rows.length, 12, 'four variants in three currencies');
+  });
+
+  test('the demo has its configuration rules, and configure answers the worked example as docs/configuration.md says', async () => {
+    const made = await seed('rules');
+    const key = await ctx.newKey('rules');
+    const listed = await ctx.call('GET', `/v1/bundles/${made.bundleId}/rules`, { key });
+    assert.equal(listed.status, 200);
+    assert.deepEqual(
+      listed.body.rules.map((r: { id: string; name: string }) => ({ ruleId: r.id, name: r.name })),
+      made.rules,
+    );
+    assert.deepEqual(
+      made.rules.map((r) => r.name),
+      [
+        'Dock needs the 12-core processor',
+        'No on-site warranty on the 8-core model',
+        'Pro desk setup carries the on-site warranty',
+      ],
+    );
+
+    // The request the doc sends, the summary it shows, and its table of states (reasons by rule name).
+    const doc = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8');
+    const example = doc.slice(doc.indexOf('### Worked example'), doc.indexOf('### Exact, and bounded'));
+    assert.match(example, /\{currency: "USD", selections: \[\{optionId: \$acc, productId: "DEMO-DOCK"\}\]\}/);
+    const summary = /answer\.json\n# (\{.*\})/.exec(example)?.[1];
+    assert.ok(summary, 'the doc shows the summary of the answer');
+    const table = example
+      .split('\n')
+      .filter((line) => line.startsWith('| ') && !line.startsWith('| Option') && !line.startsWith('| ---'))
+      .map((line) =>
+        line
+          .slice(1, -1)
+          .split('|')
+          .map((cell) => cell.trim()),
+      );
+    assert.equal(table.length, 7, 'a row per product of the demo');
+
+    const optionName = new Map(made.options.map((o) => [o.optionId, o.name]));
+    const ruleName = new Map(made.rules.map((r) => [r.ruleId, r.name]));
+    const accessories = made.options.find((o) => o.name === 'Accessories')?.optionId;
+    const answer = await ctx.call('POST', `/v1/bundles/${made.bundleId}/configure`, {
+      key,
+      body: { currency: 'USD', selections: [{ optionId: accessories, productId: 'DEMO-DOCK' }] },
+    });
+    assert.equal(answer.status, 200, answer.text);
+    const { body } = answer;
+    assert.deepEqual(
+      {
+        valid: body.valid,
+        complete: body.complete,
+        completion: body.completion.selections.map((s: { productId: string }) => s.productId),
+        total: body.quote.total,
+      },
+      JSON.parse(summary),
+    );
+    type Reason = { ruleId: string; optionId: string | null };
+    const rows = body.options.flatMap((o: { optionId: string; products: Json[] }) =>
+      o.products.map((p: { productId: string; state: string; reasons: Reason[] }) => [
+        optionName.get(o.optionId),
+        p.productId,
+        p.state,
+        p.reasons
+          .map((r) =>
+            r.ruleId === 'option' ? `option ${optionName.get(r.optionId ?? '')}` : ruleName.get(r.ruleId),
+          )
+          .join('; '),
+      ]),
+    );
+    assert.deepEqual(rows, table);
   });
 
   test('each run adds a bundle and leaves the earlier ones alone; other accounts see none of it', async () => {

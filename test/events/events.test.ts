@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import { insertEvents } from '../../src/events/events.repository.ts';
 import { PURGE_BATCH, purgeExpiredEvents } from '../../src/events/events.service.ts';
 import { newId } from '../../src/ids.ts';
+import { type OpenApiDocument, operationsOf } from '../fuzz/openapi.ts';
 import { assertProblem, type CallResult, describeEachDatabase, type TestContext } from '../helpers/app.ts';
 import { createBundle } from '../helpers/factories.ts';
 
@@ -46,30 +47,25 @@ describeEachDatabase('events', (ctx) => {
   }
 
   test('every write route records its event, with the resource after the write and the request id', async () => {
+    // Every write the test makes, to check below that no write operation of the API was left out.
+    const called: string[] = [];
+    let result: CallResult | undefined;
+    const call =
+      (method: string, url: string, body?: unknown, query?: Record<string, string>) => async () => {
+        called.push(`${method} ${url}`);
+        result = await ctx.call(method as 'GET', url, { body, query });
+        return result;
+      };
     const bundle = await onlyEvent(
-      () => ctx.call('POST', '/v1/bundles', { body: { header: { productId: 'EV-1', properties: {} } } }),
+      call('POST', '/v1/bundles', { header: { productId: 'EV-1', properties: {} } }),
       201,
       'bundle.created',
     );
     assert.equal(bundle.header.productId, 'EV-1');
     const b = `/v1/bundles/${bundle.id}`;
-    let patched: CallResult | undefined;
-    const updated = await onlyEvent(
-      async () => {
-        patched = await ctx.call('PATCH', b, { body: { isActive: false } });
-        return patched;
-      },
-      200,
-      'bundle.updated',
-    );
-    assert.deepEqual(updated, patched?.body);
+    const updated = await onlyEvent(call('PATCH', b, { isActive: false }), 200, 'bundle.updated');
+    assert.deepEqual(updated, result?.body);
 
-    let result: CallResult | undefined;
-    const call =
-      (method: string, url: string, body?: unknown, query?: Record<string, string>) => async () => {
-        result = await ctx.call(method as 'GET', url, { body, query });
-        return result;
-      };
     const cloned = await onlyEvent(call('POST', `${b}/clone`, {}), 201, 'bundle.cloned');
     assert.deepEqual(cloned, result?.body);
     assert.deepEqual(await onlyEvent(call('DELETE', `/v1/bundles/${cloned.id}`), 204, 'bundle.deleted'), {
@@ -108,6 +104,27 @@ describeEachDatabase('events', (ctx) => {
     );
     const removed = await onlyEvent(call('DELETE', `${o}/L`), 200, 'option_products.changed');
     assert.deepEqual(removed.products, result?.body);
+
+    const ruleBody = {
+      name: 'S needs M',
+      kind: 'requires',
+      when: { optionId: option.id, productId: 'S' },
+      then: [{ optionId: option.id, productId: 'M' }],
+    };
+    const rule = await onlyEvent(call('POST', `${b}/rules`, ruleBody), 201, 'rule.created');
+    assert.deepEqual(rule, result?.body);
+    assert.deepEqual(
+      await onlyEvent(
+        call('PUT', `${b}/rules/${rule.id}`, { ...ruleBody, name: 'M with S' }),
+        200,
+        'rule.updated',
+      ),
+      result?.body,
+    );
+    assert.deepEqual(await onlyEvent(call('DELETE', `${b}/rules/${rule.id}`), 204, 'rule.deleted'), {
+      id: rule.id,
+      deleted: true,
+    });
 
     const book = await onlyEvent(
       call('POST', '/v1/pricebooks', { bundleOptionId: option.id, name: 'Spring' }),
@@ -169,6 +186,38 @@ describeEachDatabase('events', (ctx) => {
       id: book.id,
       deleted: true,
     });
+
+    // Every operation a read-only key may not call was called above, but a webhook endpoint's configuration,
+    // which records no event (the next test).
+    await ctx.app.ready();
+    const document = ctx.app.swagger() as unknown as OpenApiDocument;
+    const writes = operationsOf(document).filter(
+      (operation) => operation.writes && !operation.path.startsWith('/v1/webhook-endpoints'),
+    );
+    assert.ok(writes.length >= 20, `${writes.length} write operations`);
+    const missed = writes
+      .filter((operation) => {
+        const template = new RegExp(`^${operation.path.replace(/\{\w+\}/g, '[^/]+')}$`);
+        return !called.some((made) => {
+          const [method, url] = made.split(' ');
+          return method === operation.method && template.test(url as string);
+        });
+      })
+      .map((operation) => `${operation.method} ${operation.path}`);
+    assert.deepEqual(missed, []);
+  });
+
+  test('a webhook endpoint’s configuration records no event', async () => {
+    const before = await lastEventId(ctx);
+    const made = await ctx.call('POST', '/v1/webhook-endpoints', {
+      body: { url: 'https://hooks.example.com/events', eventTypes: ['*'] },
+    });
+    assert.equal(made.status, 201, made.text);
+    const path = `/v1/webhook-endpoints/${made.body.id}`;
+    assert.equal((await ctx.call('PATCH', path, { body: { description: 'quiet' } })).status, 200);
+    assert.equal((await ctx.call('POST', `${path}/rotate-secret`)).status, 200);
+    assert.equal((await ctx.call('DELETE', path)).status, 204);
+    assert.deepEqual(await feed(ctx, before), []);
   });
 
   test('a rejected write records nothing, nor does a read or a replay', async () => {

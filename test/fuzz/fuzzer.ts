@@ -1,10 +1,11 @@
 import fc from 'fast-check';
 import type { App } from '../../src/app.ts';
 import type { Db } from '../../src/db/database.ts';
+import { seededRandom } from '../helpers/random.ts';
 import { countMismatches, invariantViolations } from './invariants.ts';
 import { type OpenApiDocument, type Operation, operationsOf, resolverOf, type Schema } from './openapi.ts';
 import { arbitraryOf, type Mutation, mutate, mutationArbitrary } from './schema-arbitrary.ts';
-import { random, type Scope, World } from './world.ts';
+import { type Scope, World } from './world.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON values are walked generically
 type Json = any;
@@ -164,7 +165,7 @@ export async function fuzz(target: FuzzTarget, options: FuzzOptions): Promise<Fu
 
   async function execute(step: Step, touched: Set<string>): Promise<void> {
     const { operation } = step;
-    const pick = random(step.seed);
+    const pick = seededRandom(step.seed);
     const world = step.who === 'other' ? worlds[1] : worlds[0];
     // Now and then the second account names the first one's records: they must stay out of its reach.
     const source = step.who === 'other' && pick() < 0.2 ? worlds[0] : world;
@@ -292,6 +293,10 @@ export async function fuzz(target: FuzzTarget, options: FuzzOptions): Promise<Fu
       );
     }
     if (!response.headers['x-request-id']) fail(`${operation.name}: no x-request-id`, repro());
+    const undeclared = operation.undeclaredHeaders(status, response.headers);
+    if (undeclared.length > 0) {
+      fail(`${operation.name}: ${status} sends ${undeclared.join(', ')}, undeclared`, repro());
+    }
     if (status === 400 && schemaProblems.length === 0 && step.who === 'owner') {
       const reason = `${operation.name}: ${answer?.errors?.[0]?.code ?? answer?.code}`;
       report.refusedValid[reason] = (report.refusedValid[reason] ?? 0) + 1;

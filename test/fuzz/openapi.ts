@@ -24,7 +24,10 @@ interface OperationObject {
   security?: Record<string, string[]>[];
   parameters?: Parameter[];
   requestBody?: { required?: boolean; content?: Record<string, { schema: Schema }> };
-  responses: Record<string, { content?: Record<string, { schema: Schema }> }>;
+  responses: Record<
+    string,
+    { headers?: Record<string, unknown>; content?: Record<string, { schema: Schema }> }
+  >;
 }
 
 export interface Operation {
@@ -49,6 +52,8 @@ export interface Operation {
   }): string[];
   /** Problems of a response against what is declared for its status: the media type and the body's schema. */
   responseProblems(status: number, contentType: string, body: unknown): string[];
+  /** The headers of the document's components.headers that a response carries but its status does not declare. */
+  undeclaredHeaders(status: number, headers: Record<string, unknown>): string[];
 }
 
 const methods = ['get', 'post', 'put', 'patch', 'delete'] as const;
@@ -80,6 +85,8 @@ export function operationsOf(document: OpenApiDocument): Operation[] {
   const bodies = addFormats(new Ajv2020({ ...options, useDefaults: true }));
   const texts = addFormats(new Ajv2020({ ...options, useDefaults: true, coerceTypes: 'array' }));
   for (const ajv of [responses, bodies, texts]) ajv.addSchema(document as object, 'openapi');
+
+  const documentedHeaders = Object.keys((document.components?.headers ?? {}) as object);
 
   const operations: Operation[] = [];
   for (const [path, item] of Object.entries(document.paths)) {
@@ -159,6 +166,14 @@ export function operationsOf(document: OpenApiDocument): Operation[] {
             return [`sent as ${contentType || 'nothing'}, declared as ${response.mediaType}`];
           }
           return response.validate(body) ? [] : describe(response.validate);
+        },
+        undeclaredHeaders(status, headers) {
+          const declaredHere = Object.keys(operation.responses[String(status)]?.headers ?? {});
+          return documentedHeaders.filter(
+            (name) =>
+              headers[name.toLowerCase()] !== undefined &&
+              !declaredHere.some((declared) => declared.toLowerCase() === name.toLowerCase()),
+          );
         },
       });
     }

@@ -96,6 +96,12 @@ export function arbitraryOf(schema: Schema, resolve: (ref: string) => Schema): f
       const minLength = schema.minLength ?? 0;
       const maxLength = schema.maxLength ?? 200;
       if (schema.format === 'date-time') return instant;
+      if (schema.format === 'uri') {
+        const pattern = new RegExp(schema.pattern ?? '');
+        return fc
+          .webUrl({ validSchemes: ['https', 'http'], withQueryParameters: true })
+          .filter((s) => pattern.test(s) && s.length >= minLength && s.length <= maxLength);
+      }
       if (schema.pattern) {
         return fc
           .stringMatching(new RegExp(schema.pattern))
@@ -260,6 +266,7 @@ export function minimalOf(
     }
     case 'string':
       if (schema.format === 'date-time') return '2030-01-01T00:00:00.000Z';
+      if (schema.format === 'uri') return 'https://example.com/minimal';
       if (schema.pattern)
         return fc.sample(fc.stringMatching(new RegExp(schema.pattern)), { numRuns: 1, seed: 1 })[0];
       return 'x'.repeat(Math.max(schema.minLength ?? 0, 1));

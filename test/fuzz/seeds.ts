@@ -5,7 +5,9 @@
  * is unchanged, so the plain test is what keeps the bug fixed.
  */
 export const committedSeeds: readonly { seed: number; runs: number; found?: string }[] = [
-  { seed: 20_260_101, runs: 60 },
+  // 100 runs: its chains change with every operation added to the document, and with the webhook operations its
+  // first 60 no longer deleted anything (no 204), which the test requires of every seed.
+  { seed: 20_260_101, runs: 100 },
   {
     seed: 48_932_065,
     runs: 60,

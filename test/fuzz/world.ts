@@ -1,18 +1,6 @@
 // biome-ignore lint/suspicious/noExplicitAny: JSON values are walked generically
 type Json = any;
 
-/** A small deterministic generator, so that a step's id choices replay with its seed. */
-export function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
-
 interface OptionFacts {
   bundleId?: string | undefined;
   priceBookId?: string | undefined;
@@ -51,6 +39,9 @@ export class World {
   readonly products = new Map<string, ProductFacts>();
   /** Price books and the option each belongs to. */
   readonly books = new Map<string, string | undefined>();
+  readonly webhookEndpoints = new Map<string, true>();
+  /** Event ids, which a delivery of an endpoint is named by. */
+  readonly events = new Map<string, true>();
   /** Continuation keys of list pages. */
   readonly cursors = new Map<string, true>();
   /** The last ETag each request path answered with. */
@@ -85,6 +76,10 @@ export class World {
       });
     } else if (id.startsWith('pb_')) {
       remember(this.books, id, node.bundleOptionId ?? scope.optionId);
+    } else if (id.startsWith('whe_')) {
+      remember(this.webhookEndpoints, id, true);
+    } else if (id.startsWith('evt_')) {
+      remember(this.events, id, true);
     }
     for (const [key, child] of Object.entries(node)) if (key !== 'id') this.learn(child, inner);
   }
@@ -94,6 +89,7 @@ export class World {
     if (name === 'bundleId') this.bundles.delete(value);
     if (name === 'optionId') this.options.delete(value);
     if (name === 'priceBookId') this.books.delete(value);
+    if (name === 'endpointId') this.webhookEndpoints.delete(value);
     if (name === 'productId') {
       for (const [id, product] of this.products) {
         if (product.productId === value && product.optionId === scope.optionId) this.products.delete(id);
@@ -142,6 +138,11 @@ export class World {
       if (priceBookId) Object.assign(out, { priceBookId, optionId: this.optionOfBook(priceBookId) });
     } else if (has('bundleId')) {
       out.bundleId = choose([...this.bundles.keys()]);
+    } else if (has('endpointId')) {
+      out.endpointId = choose([...this.webhookEndpoints.keys()]);
+      if (has('eventId')) out.eventId = choose([...this.events.keys()]);
+    } else if (has('eventId')) {
+      out.eventId = choose([...this.events.keys()]);
     }
     return Object.fromEntries(
       Object.entries(out).filter(

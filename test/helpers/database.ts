@@ -28,7 +28,8 @@ export function databaseEnv(database: TestDatabase): Record<string, string> {
     : { DATABASE_URL: database.databaseUrl };
 }
 
-async function adminQuery(text: string): Promise<void> {
+/** Runs one statement as the PostgreSQL administrator, outside any test database. */
+export async function adminQuery(text: string): Promise<void> {
   const client = new pg.Client({ connectionString: postgresAdminUrl });
   await client.connect();
   try {

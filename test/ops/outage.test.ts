@@ -1,25 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import pg from 'pg';
 import { createKey } from '../../src/keys/keys.service.ts';
 import {
+  adminQuery,
   createTestDatabase,
   databaseEnv,
   dialects,
-  postgresAdminUrl,
   type TestDatabase,
 } from '../helpers/database.ts';
 import { type ServerProcess, startServer } from './server-process.ts';
-
-async function admin(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: postgresAdminUrl });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
 
 describe('losing PostgreSQL and getting it back [postgres]', { skip: !dialects.includes('postgres') }, () => {
   let database: TestDatabase;
@@ -38,10 +27,10 @@ describe('losing PostgreSQL and getting it back [postgres]', { skip: !dialects.i
 
   /** The database refuses new connections and every open one is cut, as when the server goes away. */
   const cut = async () => {
-    await admin(`alter database ${name} allow_connections false`);
-    await admin(`select pg_terminate_backend(pid) from pg_stat_activity where datname = '${name}'`);
+    await adminQuery(`alter database ${name} allow_connections false`);
+    await adminQuery(`select pg_terminate_backend(pid) from pg_stat_activity where datname = '${name}'`);
   };
-  const restore = () => admin(`alter database ${name} allow_connections true`);
+  const restore = () => adminQuery(`alter database ${name} allow_connections true`);
 
   before(async () => {
     database = await createTestDatabase('postgres');
@@ -55,7 +44,7 @@ describe('losing PostgreSQL and getting it back [postgres]', { skip: !dialects.i
   after(async () => {
     if (server?.child.exitCode === null) server.child.kill('SIGKILL');
     await restore().catch(() => {});
-    await admin(`drop database if exists ${name} with (force)`);
+    await adminQuery(`drop database if exists ${name} with (force)`);
   });
 
   test('requests get 503 problems while it is gone, the process stays up, and service resumes by itself', async () => {

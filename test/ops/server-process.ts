@@ -21,9 +21,9 @@ export interface ServerProcess {
   exited: Promise<Exit>;
 }
 
-/** Runs `cpq serve` as a real process on a free port, the way an operator starts it. */
-export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['src/cli.ts', 'serve'], {
+/** Runs `cpq serve` (with `args`) as a real process on a free port, the way an operator starts it. */
+export async function startServer(env: Record<string, string>, args: string[] = []): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ['src/cli.ts', 'serve', ...args], {
     cwd: projectRoot,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', DATABASE_URL: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { putPrices, searchPricedProducts } from '../../src/price-books/price-books.service.ts';
 import { describeEachDatabase } from '../helpers/app.ts';
 import { createBundle } from '../helpers/factories.ts';
+import { countingQueries } from '../helpers/query-counter.ts';
 import { problemPointers, storedEntries } from './support.ts';
 
 const volume = {
@@ -215,6 +217,35 @@ describeEachDatabase('price book entries', (ctx) => {
       assert.deepEqual(problemPointers(res.body), pointers, JSON.stringify(body));
     }
     assert.deepEqual(await storedEntries(ctx, option.priceBookId), before);
+  });
+
+  test('PUT prices answers from what it read and wrote, reading nothing twice', async () => {
+    const { option } = await book();
+    const counted = countingQueries(ctx.db);
+    const write = (currency: string) =>
+      putPrices(
+        counted.db,
+        'acme',
+        option.priceBookId,
+        [
+          { productId: 'BASE-S', currency, listPrice: 5 },
+          { productId: 'BASE-L', currency, standardPrice: 7 },
+        ],
+        null,
+      );
+    await write('USD');
+    counted.take();
+    const { value } = await write('EUR');
+    // Lock the bundle and the book; read products, entries and prices; write entries and prices; then the event
+    // (PostgreSQL takes its ordering lock in one statement more).
+    assert.equal(counted.take(), ctx.dialect === 'postgres' ? 10 : 9);
+    assert.deepEqual(
+      value.map((p) => [p.productId, Object.keys(p.prices)]),
+      [
+        ['BASE-S', ['EUR', 'USD']],
+        ['BASE-L', ['EUR', 'USD']],
+      ],
+    );
   });
 
   test('PUT prices on an unknown book is 404, on a deleted one 409', async () => {
@@ -496,6 +527,18 @@ describeEachDatabase('priced products search', (ctx) => {
     const filtered = await ctx.call('GET', `${url}/pricedProducts`, { query: { q: 'mon', limit: '1' } });
     assert.equal(filtered.body.total, 2);
     assert.equal(filtered.body.results.length, 1);
+  });
+
+  test('a search is three statements (the book, its entries, the page’s prices)', async () => {
+    const counted = countingQueries(ctx.db);
+    const id = url.split('/').at(-1) ?? '';
+    const page = await searchPricedProducts(counted.db, 'acme', id, { q: 'écran', limit: 1, offset: 1 });
+    assert.deepEqual(
+      page.results.map((r) => r.productId),
+      ['mon-24'],
+    );
+    assert.equal(page.total, 2);
+    assert.equal(counted.take(), 3);
   });
 
   test('currency limits prices to one currency', async () => {

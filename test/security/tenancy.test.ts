@@ -32,6 +32,7 @@ interface Ids {
   priceBookId: string;
   ruleId: string;
   eventId: string;
+  endpointId: string;
 }
 
 /** A full data set: a bundle, options, products, prices with adjustments, a variant table, a default product. */
@@ -100,6 +101,11 @@ async function dataSet(ctx: TestContext, key: string, tag: string): Promise<Ids>
     },
   });
   expectOk(rule, 'rule');
+  const endpoint = await ctx.call('POST', '/v1/webhook-endpoints', {
+    key,
+    body: { url: `https://hooks.example.com/${tag}`, eventTypes: ['*'], description: `${tag}-SECRET-HOOK` },
+  });
+  expectOk(endpoint, 'webhook endpoint');
   const events = await ctx.call('GET', '/v1/events', { key, query: { limit: '1' } });
   return {
     bundleId: bundle.id,
@@ -109,6 +115,7 @@ async function dataSet(ctx: TestContext, key: string, tag: string): Promise<Ids>
     priceBookId: option.priceBookId,
     ruleId: rule.body.id,
     eventId: events.body.events[0].id,
+    endpointId: endpoint.body.id,
   };
 }
 
@@ -174,7 +181,9 @@ describeEachDatabase('another account’s ids, on every route of /openapi.json',
   }
 
   const leaks = (result: CallResult) =>
-    ['OWNER-SECRET-PROPERTY', 'OWNER-SECRET-OPTION', 'OWNER-HEADER'].filter((s) => result.text.includes(s));
+    ['OWNER-SECRET-PROPERTY', 'OWNER-SECRET-OPTION', 'OWNER-HEADER', 'OWNER-SECRET-HOOK'].filter((s) =>
+      result.text.includes(s),
+    );
 
   test('path ids of another account: 404 on every operation, and nothing of that account changes', async () => {
     const before = await snapshot(ctx.db, 'acme');

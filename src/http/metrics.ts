@@ -1,0 +1,162 @@
+import { createServer, type Server } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { Config } from '../config.ts';
+import type { DatabaseHandle } from '../db/connect.ts';
+import type { AnswerGate } from './heavy-answers.ts';
+
+/** What a cache tells about itself; StampedCache keeps these. */
+export interface WatchedCache {
+  readonly hits: number;
+  readonly misses: number;
+  readonly bytes: number;
+  readonly size: number;
+}
+
+/** A gauge read when scraped, for figures owned elsewhere (a queue depth, say). */
+export type Reading = () => number | Promise<number>;
+
+export interface Metrics {
+  /** Reports a cache's hits, misses and bytes under `name`. */
+  watchCache(name: string, cache: WatchedCache): void;
+  /** Reports a figure read at scrape time as the gauge `name`. */
+  watchGauge(name: string, help: string, read: Reading): void;
+}
+
+const contentType = Registry.PROMETHEUS_CONTENT_TYPE;
+
+/**
+ * Prometheus metrics of this process, one registry per app (tests build several apps in one process): request
+ * durations by route and status, the caches, the heavy-answer gate, the PostgreSQL pool, and Node's own figures.
+ * Served at GET /metrics beside the API (no key: it holds no tenant data, only routes and counts), on a port of its
+ * own with METRICS_PORT, or not at all with METRICS=off.
+ */
+export function registerMetrics(
+  app: FastifyInstance,
+  { config, database, gate }: { config: Config; database: DatabaseHandle; gate: AnswerGate },
+): Metrics {
+  if (!config.metricsEnabled) return { watchCache: () => {}, watchGauge: () => {} };
+  const registry = new Registry();
+  const caches = new Map<string, WatchedCache>();
+  const metrics: Metrics = {
+    watchCache: (name, cache) => {
+      caches.set(name, cache);
+    },
+    watchGauge: (name, help, read) => {
+      new Gauge({
+        name,
+        help,
+        registers: [registry],
+        async collect() {
+          this.set(await read());
+        },
+      });
+    },
+  };
+
+  collectDefaultMetrics({ register: registry });
+  const durations = new Histogram({
+    name: 'cpq_http_request_duration_seconds',
+    help: 'Time from receiving a request to sending its answer, by route template and status',
+    labelNames: ['method', 'route', 'status_code'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    // Unmatched paths share one label: a client's typos must not grow the series without bound.
+    const route = request.routeOptions.url ?? 'unmatched';
+    durations.observe(
+      { method: request.method, route, status_code: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
+  });
+
+  const cacheCounter = (name: string, help: string, read: (cache: WatchedCache) => number) =>
+    new Counter({
+      name,
+      help,
+      labelNames: ['cache'],
+      registers: [registry],
+      collect() {
+        // The caches count; the counter only shows their figures, which never go down.
+        this.reset();
+        for (const [cache, watched] of caches) this.inc({ cache }, read(watched));
+      },
+    });
+  const cacheGauge = (name: string, help: string, read: (cache: WatchedCache) => number) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['cache'],
+      registers: [registry],
+      collect() {
+        for (const [cache, watched] of caches) this.set({ cache }, read(watched));
+      },
+    });
+  cacheCounter('cpq_cache_hits_total', 'Answers served from a cache', (c) => c.hits);
+  cacheCounter(
+    'cpq_cache_misses_total',
+    'Answers a cache did not hold, or held stale, and had built',
+    (c) => c.misses,
+  );
+  cacheGauge('cpq_cache_bytes', 'Bytes a cache holds, by its own estimate', (c) => c.bytes);
+  cacheGauge('cpq_cache_entries', 'Entries a cache holds', (c) => c.size);
+  metrics.watchGauge('cpq_heavy_answers_running', 'Large answers being built now', () => gate.running);
+  metrics.watchGauge('cpq_heavy_answers_waiting', 'Large answers waiting for their turn', () => gate.waiting);
+  const pool = database.pool;
+  if (pool) {
+    metrics.watchGauge(
+      'cpq_db_pool_connections',
+      'Connections the PostgreSQL pool holds',
+      () => pool().total,
+    );
+    metrics.watchGauge('cpq_db_pool_in_use', 'Connections checked out of the pool', () => {
+      const { total, idle } = pool();
+      return total - idle;
+    });
+    metrics.watchGauge('cpq_db_pool_waiting', 'Requests waiting for a pool connection', () => pool().waiting);
+  }
+
+  const exposition = async () => ({ body: await registry.metrics(), contentType });
+  if (config.metricsPort === null) {
+    app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+      const { body } = await exposition();
+      return reply.type(contentType).send(body);
+    });
+  } else {
+    serveApart(app, config, exposition);
+  }
+  return metrics;
+}
+
+/** /metrics on METRICS_PORT, opened when the app is ready and closed with it. */
+function serveApart(
+  app: FastifyInstance,
+  config: Config,
+  exposition: () => Promise<{ body: string; contentType: string }>,
+): void {
+  let server: Server | undefined;
+  app.addHook('onReady', async () => {
+    const apart = createServer((request, response) => {
+      if (request.method !== 'GET' || request.url?.split('?')[0] !== '/metrics') {
+        response.writeHead(404).end();
+        return;
+      }
+      exposition().then(
+        ({ body, contentType: type }) => response.writeHead(200, { 'content-type': type }).end(body),
+        (error: unknown) => {
+          app.log.error({ err: error }, 'metrics could not be collected');
+          response.writeHead(500).end();
+        },
+      );
+    });
+    server = apart;
+    await new Promise<void>((resolve, reject) => {
+      apart.once('error', reject);
+      apart.listen(config.metricsPort ?? 0, config.host, () => resolve());
+    });
+  });
+  app.addHook('onClose', async () => {
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  });
+}

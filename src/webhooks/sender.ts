@@ -1,0 +1,104 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import { DestinationError, type Resolve, resolveDestination } from './destinations.ts';
+
+export interface AttemptOutcome {
+  /** The status answered, or null when none came. */
+  responseStatus: number | null;
+  durationMs: number;
+  /** Why the attempt failed; null when it succeeded (a 2xx). */
+  error: string | null;
+}
+
+export interface SendOptions {
+  url: string;
+  body: string;
+  headers: Record<string, string>;
+  timeoutMs: number;
+  allowPrivate: boolean;
+  /** Ends the attempt early (shutdown); it then counts as not made. */
+  signal?: AbortSignal;
+  /** The name lookup; the system's unless a test stands in for DNS. */
+  resolve?: Resolve;
+}
+
+// Connections are kept for the next attempt to the same receiver; each was made to a checked address.
+const agents = {
+  'http:': new http.Agent({ keepAlive: true, maxSockets: 64 }),
+  'https:': new https.Agent({ keepAlive: true, maxSockets: 64 }),
+};
+
+/** Answers the checked address whatever the host, so the connection goes where the check looked. */
+function pinnedLookup(address: string, family: number): LookupFunction {
+  return (_hostname, options, callback) => {
+    if ((options as { all?: boolean }).all) {
+      (callback as unknown as (e: null, all: { address: string; family: number }[]) => void)(null, [
+        { address, family },
+      ]);
+    } else {
+      callback(null, address, family);
+    }
+  };
+}
+
+function describe(error: unknown): string {
+  const code = (error as { code?: string }).code;
+  const message = error instanceof Error ? error.message : String(error);
+  return code && !message.includes(code) ? `${message} (${code})` : message;
+}
+
+/**
+ * POSTs one signed event: resolves and checks the destination, then waits up to timeoutMs in all (name lookup
+ * included) for the response headers. A 2xx is a success; anything else, a redirect included, is a failure with
+ * its reason. The body of the answer is read and dropped, so the connection can be reused.
+ */
+export async function send(options: SendOptions): Promise<AttemptOutcome> {
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  const timeout = AbortSignal.timeout(options.timeoutMs);
+  const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
+  const aborted = new Promise<never>((_, reject) => {
+    signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
+  // It rejects on every timeout, long after a success too; only the race below listens.
+  aborted.catch(() => {});
+  try {
+    const url = new URL(options.url);
+    const { address, family } = await Promise.race([
+      resolveDestination(url, options.allowPrivate, options.resolve),
+      aborted,
+    ]);
+    const status = await new Promise<number>((resolve, reject) => {
+      const client = url.protocol === 'https:' ? https : http;
+      const request = client.request(url, {
+        method: 'POST',
+        headers: { ...options.headers, 'content-length': String(Buffer.byteLength(options.body)) },
+        agent: agents[url.protocol as 'http:' | 'https:'],
+        lookup: pinnedLookup(address, family),
+        signal,
+      });
+      request.on('response', (response) => {
+        response.resume();
+        response.on('error', () => {});
+        resolve(response.statusCode ?? 0);
+      });
+      request.on('error', reject);
+      request.end(options.body);
+    });
+    const ok = status >= 200 && status < 300;
+    return { responseStatus: status, durationMs: elapsed(), error: ok ? null : `answered HTTP ${status}` };
+  } catch (error) {
+    if (timeout.aborted) {
+      return {
+        responseStatus: null,
+        durationMs: elapsed(),
+        error: `no answer within ${options.timeoutMs} ms`,
+      };
+    }
+    if (options.signal?.aborted) throw options.signal.reason;
+    const reason =
+      error instanceof DestinationError ? `destination not allowed: ${error.message}` : describe(error);
+    return { responseStatus: null, durationMs: elapsed(), error: reason };
+  }
+}

@@ -392,7 +392,9 @@ describeEachDatabase('bundle details', (ctx) => {
         return result;
       });
       // The key, the product count and the first round's first query: the build is under way.
-      while ((queries += counted.take()) < 3) await new Promise((resolve) => setImmediate(resolve));
+      for (queries += counted.take(); queries < 3; queries += counted.take()) {
+        await new Promise((resolve) => setImmediate(resolve));
+      }
       const health = await callApp(app, ctx.key, 'GET', '/healthz');
       assert.equal(health.status, 200);
       assert.equal(built, false, '/healthz waited for the whole answer');

@@ -1,14 +1,8 @@
-import {
-  type CatalogueRows,
-  countProductsOfBundles,
-  loadCatalogueRows,
-  loadStamps,
-  stampsOf,
-} from '../catalogue/catalogue.repository.ts';
+import { type CatalogueRows, loadCatalogueRows, stampsOf } from '../catalogue/catalogue.repository.ts';
+import { nextTurn, readInRounds } from '../catalogue/rounds.ts';
 import { type CachedDetails, type StampedCache, throughStamps } from '../catalogue/stamped-cache.ts';
 import { toAdjustment, toPrice } from '../catalogue/stored-prices.ts';
 import type { Db } from '../db/database.ts';
-import { readSnapshot } from '../db/snapshot.ts';
 import { MAX_PROPERTY_NAME_LENGTH, MAX_PROPERTY_NAMES } from '../http/common-schemas.ts';
 import { partsTagger } from '../http/conditional.ts';
 import { AnswerBudget, type AnswerLimits } from '../http/heavy-answers.ts';
@@ -201,57 +195,11 @@ function parseQuery(query: BundleDetailsQuery): DetailsRequest {
   return { ids, at, names };
 }
 
-// A request for many bundles is read and built a round of a few bundles at a time, each round in a snapshot of
-// its own, yielding to the event loop between rounds: read and built at once, a hundred large bundles are half a
-// second of synchronous SQLite and object building during which no other request, /healthz included, would be
-// answered. A round holds consecutive asked bundles of at most this many products in all (a larger bundle alone).
-const PRODUCTS_PER_ROUND = 300;
-/** Rounds that saw a bundle change under them are read again; past this many tries, all in one snapshot. */
-const TRIES_IN_ROUNDS = 2;
-
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 function budgetFor(request: DetailsRequest, maxBytes: number): AnswerBudget {
   return new AnswerBudget(
     maxBytes,
     `ask for fewer bundles${request.names === null ? ', or name only the properties needed' : ' or properties'}`,
   );
-}
-
-/**
- * The asked bundles in rounds (see PRODUCTS_PER_ROUND), from a count of each one's products. With properties
- * named, every product's and every header's map holds each name: an answer that cannot fit `maxBytes` on that
- * count alone is refused before any of it is read.
- */
-async function roundsOf(db: Db, maxBytes: number, accountId: string, request: DetailsRequest) {
-  if (request.ids.length === 1) return [request.ids];
-  const products = await countProductsOfBundles(db, accountId, request.ids);
-  if (request.names !== null) {
-    let maps = request.ids.length;
-    for (const count of products.values()) maps += count;
-    budgetFor(request, maxBytes).spend(maps * namesCharactersOf(request.names));
-  }
-  const rounds: string[][] = [];
-  let round: string[] = [];
-  let inRound = 0;
-  for (const id of request.ids) {
-    const count = products.get(id) ?? 0;
-    if (round.length > 0 && inRound + count > PRODUCTS_PER_ROUND) {
-      rounds.push(round);
-      round = [];
-      inRound = 0;
-    }
-    round.push(id);
-    inRound += count;
-  }
-  rounds.push(round);
-  return rounds;
-}
-
-function sameStamps(read: Map<string, string>, now: Map<string, string>): boolean {
-  if (read.size !== now.size) return false;
-  for (const [id, stamp] of read) if (now.get(id) !== stamp) return false;
-  return true;
 }
 
 interface Built<T> {
@@ -263,13 +211,10 @@ interface Built<T> {
 }
 
 /**
- * The asked bundles read at `at` and built in rounds, each handed to `each` (which serializes it, say) as its
- * round is built, within `maxBytes`: 422 answer_too_large as soon as the answer passes it. The answer is one
- * committed state although each round reads in a snapshot of its own: the bundles' stamps, which move with
- * anything their details are made of (as the caches rely on), are read again in one statement after the last
- * round, and the answer stands only if every one is what its round read; it is then the state that statement saw.
- * Otherwise the rounds run again, and in the end all in one snapshot, so a bundle written without pause still gets
- * its answer.
+ * The asked bundles read at `at` and built in rounds, one committed state (readInRounds), each handed to `each`
+ * (which serializes it, say) as its round is built, within `maxBytes`: 422 answer_too_large as soon as the answer
+ * passes it. With properties named, every product's and every header's map holds each name: an answer that cannot
+ * fit on the count of products alone is refused before any of it is read.
  */
 async function buildDetails<T>(
   db: Db,
@@ -279,26 +224,32 @@ async function buildDetails<T>(
   at: string,
   each: (details: BundleDetails) => T,
 ): Promise<Built<T>> {
-  const rounds = await roundsOf(db, maxBytes, accountId, request);
-  for (let tries = 1; ; tries++) {
-    const inOneSnapshot = tries > TRIES_IN_ROUNDS || rounds.length === 1;
+  return readInRounds(db, accountId, request.ids, (products) => {
+    if (request.names !== null && products !== null) {
+      let maps = request.ids.length;
+      for (const count of products.values()) maps += count;
+      budgetFor(request, maxBytes).spend(maps * namesCharactersOf(request.names));
+    }
     const budget = budgetFor(request, maxBytes);
     const properties = projection(request.names, budget);
     const built: Built<T> = { bundles: [], notFound: [], books: [], stamps: new Map() };
-    for (const [i, ids] of (inOneSnapshot ? [request.ids] : rounds).entries()) {
-      if (i > 0) await nextTurn();
-      const rows = await readSnapshot(db, (tx) => loadCatalogueRows(tx, accountId, ids, at));
-      const details = assemble(rows, properties, budget);
-      for (const id of ids) {
-        const found = details.get(id);
-        if (found) built.bundles.push(each(found));
-        else built.notFound.push(id);
-      }
-      built.books.push(...rows.books);
-      for (const [id, stamp] of stampsOf(rows.bundles)) built.stamps.set(id, stamp);
-    }
-    if (inOneSnapshot || sameStamps(built.stamps, await loadStamps(db, accountId, request.ids))) return built;
-  }
+    return {
+      round: async (tx, ids) => {
+        const rows = await loadCatalogueRows(tx, accountId, ids, at);
+        const details = assemble(rows, properties, budget);
+        for (const id of ids) {
+          const found = details.get(id);
+          if (found) built.bundles.push(each(found));
+          else built.notFound.push(id);
+        }
+        built.books.push(...rows.books);
+        const stamps = stampsOf(rows.bundles);
+        for (const [id, stamp] of stamps) built.stamps.set(id, stamp);
+        return stamps;
+      },
+      result: () => built,
+    };
+  });
 }
 
 /** How many bytes of a large answer are copied and hashed in one turn of the event loop. */

@@ -59,7 +59,7 @@ export async function readInRounds<T>(
   ids: readonly string[],
   begin: (products: Map<string, number> | null) => Reading<T>,
 ): Promise<T> {
-  const products = ids.length === 1 ? null : await countProductsOfBundles(db, accountId, ids);
+  const products = ids.length <= 1 ? null : await countProductsOfBundles(db, accountId, ids);
   const rounds = products === null ? [[...ids]] : roundsOf(ids, products);
   for (let tries = 1; ; tries++) {
     const inOneSnapshot = tries > TRIES_IN_ROUNDS || rounds.length === 1;

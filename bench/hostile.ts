@@ -4,6 +4,7 @@
 // compared within the run. Every hostile answer must be a bounded 4xx, a 503 from the heavy-answer gate, or a 200
 // within the byte budget: anything else (a 500, a dropped connection) fails the run.
 import { connect, type Socket } from 'node:net';
+import { Worker } from 'node:worker_threads';
 import { type Measurement, measure, type Target } from './load.ts';
 import { peakRss, residentSetSize, type ServiceUnderTest } from './processes.ts';
 import { progress } from './progress.ts';
@@ -21,6 +22,8 @@ export interface Attack {
 
 export interface Latencies {
   samples: number;
+  /** Probes that got no 200 (an error status, a refused or timed-out connection). */
+  failures: number;
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
@@ -48,27 +51,25 @@ const propertiesPerAttack = 200;
 /** 698 KB of `1,`: one schema error per element, as in the review. */
 const hostileArrayItems = 349_000;
 
-function latencies(samples: number[]): Latencies {
+function latencies(samples: number[]): Omit<Latencies, 'failures'> {
   const sorted = Float64Array.from(samples).sort();
   const at = (q: number) =>
     sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? Number.NaN;
   return { samples: sorted.length, p50Ms: at(0.5), p99Ms: at(0.99), maxMs: sorted.at(-1) ?? Number.NaN };
 }
 
-/** /healthz one request at a time until `stop` settles: how long a cheap request waits behind the rest. */
+/** /healthz one request at a time until `stop` settles (bench/health-probe.ts): how long a cheap request waits. */
 async function probeHealth(baseUrl: string, stop: Promise<unknown>): Promise<Latencies> {
-  let stopped = false;
-  void stop.then(() => {
-    stopped = true;
+  const probe = new Worker(new URL('./health-probe.ts', import.meta.url), { workerData: { baseUrl } });
+  const answer = new Promise<{ samples: number[]; failures: number }>((resolve, reject) => {
+    probe.once('message', resolve);
+    probe.once('error', reject);
   });
-  const samples: number[] = [];
-  while (!stopped) {
-    const started = performance.now();
-    await fetch(`${baseUrl}/healthz`).then((r) => r.arrayBuffer());
-    samples.push(performance.now() - started);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return latencies(samples);
+  await stop;
+  probe.postMessage('stop');
+  const { samples, failures } = await answer;
+  await probe.terminate();
+  return { ...latencies(samples), failures };
 }
 
 interface AttackPlan {
@@ -222,7 +223,9 @@ export async function measureHostile(
       0,
     ) +
     alone.normal.failures +
-    beside.normal.failures;
+    beside.normal.failures +
+    alone.healthz.failures +
+    beside.healthz.failures;
   for (const attack of attacked) {
     progress.done(
       `hostile ${attack.name}: ${JSON.stringify(attack.statusCodes)}, largest answer ${attack.largestAnswerBytes} B, ` +

@@ -95,8 +95,10 @@ export interface ServiceOptions {
 /** `node src/cli.ts serve`, exactly as an operator starts it, configured by its environment. */
 async function startService(options: ServiceOptions, port: number): Promise<Child> {
   const profiling = options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
+  // Node's own flags for the service (V8 heap sizes, say), to measure what one changes without editing code.
+  const nodeFlags = process.env.CPQ_BENCH_NODE_FLAGS?.split(' ').filter((flag) => flag !== '') ?? [];
   const child = start(
-    [...profiling, 'src/cli.ts', 'serve'],
+    [...nodeFlags, ...profiling, 'src/cli.ts', 'serve'],
     {
       ...process.env,
       PORT: String(port),

@@ -2,7 +2,6 @@ import { maxHeaderSize } from 'node:http';
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import scalar from '@scalar/fastify-api-reference';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { Type } from 'typebox';
 import { describeLimits } from './api-limits.ts';
@@ -17,6 +16,7 @@ import { eventsRoutes } from './events/events.routes.ts';
 import { isApiRoute, needsWriteAccess, requireApiKey } from './http/auth.ts';
 import { ProblemRef, withErrorResponses } from './http/common-schemas.ts';
 import { conditionalRequests } from './http/conditional.ts';
+import { registerDocs } from './http/docs.ts';
 import {
   clientErrorHandler,
   frameworkErrorHandler,
@@ -63,24 +63,6 @@ const Readiness = component(
     }),
   }),
 );
-
-/**
- * The reference at /docs loads its script from this service and contacts no other host, and offers no button to a
- * third-party service: no web fonts from fonts.scalar.com, no telemetry, no AI agent or MCP, no "open in the Scalar
- * client" button, no developer toolbar (share, deploy, SDKs on scalar.com). Requests tried from the page go straight
- * to this service: no proxy is configured. test/http/docs.test.ts checks each.
- */
-const docsConfiguration = {
-  url: '/openapi.json',
-  title: 'cpq API',
-  pageTitle: 'cpq API reference',
-  withDefaultFonts: false,
-  telemetry: false,
-  hideClientButton: true,
-  showDeveloperTools: 'never',
-  agent: { disabled: true },
-  mcp: { disabled: true },
-} as const;
 
 /** How long /readyz reports a fault of the store that a request met. */
 const STORE_FAULT_MEMORY_MS = 10_000;
@@ -270,10 +252,7 @@ export async function buildApp({
     },
   );
   app.get('/openapi.json', hidden, async () => app.swagger());
-  await app.register(scalar, {
-    routePrefix: '/docs',
-    configuration: docsConfiguration,
-  });
+  registerDocs(app);
 
   await app.register(
     async (v1) => {

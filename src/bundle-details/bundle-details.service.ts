@@ -1,10 +1,10 @@
 import { type CatalogueRows, loadCatalogueRows, stampsOf } from '../catalogue/catalogue.repository.ts';
+import { nextTurn, readInRounds } from '../catalogue/rounds.ts';
 import { type CachedDetails, type StampedCache, throughStamps } from '../catalogue/stamped-cache.ts';
 import { toAdjustment, toPrice } from '../catalogue/stored-prices.ts';
 import type { Db } from '../db/database.ts';
-import { readSnapshot } from '../db/snapshot.ts';
 import { MAX_PROPERTY_NAME_LENGTH, MAX_PROPERTY_NAMES } from '../http/common-schemas.ts';
-import { bytesTag } from '../http/conditional.ts';
+import { partsTagger } from '../http/conditional.ts';
 import { AnswerBudget, type AnswerLimits } from '../http/heavy-answers.ts';
 import { normaliseInstant } from '../price-books/instants.ts';
 import { invalid } from '../problems.ts';
@@ -41,6 +41,11 @@ const PRICE_CHARACTERS = 50;
 const OPTION_CHARACTERS = 150;
 const BUNDLE_CHARACTERS = 90;
 
+/** What the asked names take in each properties map at least, in characters of JSON (`"name":null,`). */
+function namesCharactersOf(names: string[]): number {
+  return names.reduce((sum, name) => sum + name.length + 8, 0);
+}
+
 /**
  * Exactly the asked keys, null where missing; every stored property when nothing was asked. Each map is counted
  * against the budget before it is made: asked names are repeated in every one, the way a small request asks for a
@@ -53,7 +58,7 @@ function projection(names: string[] | null, budget: AnswerBudget): (json: string
       return JSON.parse(json) as Properties;
     };
   }
-  const namesCharacters = names.reduce((sum, name) => sum + name.length + 8, 0);
+  const namesCharacters = namesCharactersOf(names);
   return (json) => {
     budget.spend(namesCharacters + json.length);
     const stored = JSON.parse(json) as Properties;
@@ -190,22 +195,97 @@ function parseQuery(query: BundleDetailsQuery): DetailsRequest {
   return { ids, at, names };
 }
 
-/**
- * Loads the answer in one snapshot and builds it, stopping with 422 answer_too_large as soon as it passes
- * `maxBytes`; with the books it involves and the stamps of that snapshot.
- */
-async function answer(db: Db, maxBytes: number, accountId: string, request: DetailsRequest, at: string) {
-  const rows = await readSnapshot(db, (tx) => loadCatalogueRows(tx, accountId, request.ids, at));
-  const budget = new AnswerBudget(
+function budgetFor(request: DetailsRequest, maxBytes: number): AnswerBudget {
+  return new AnswerBudget(
     maxBytes,
     `ask for fewer bundles${request.names === null ? ', or name only the properties needed' : ' or properties'}`,
   );
-  const details = assemble(rows, projection(request.names, budget), budget);
-  const response: BundleDetailsResponse = {
-    bundles: request.ids.flatMap((id) => details.get(id) ?? []),
-    notFound: request.ids.filter((id) => !details.has(id)),
-  };
-  return { response, books: rows.books, stamps: stampsOf(rows.bundles) };
+}
+
+interface Built<T> {
+  /** `each` of the details of every bundle found, in the order asked. */
+  bundles: T[];
+  notFound: string[];
+  books: CatalogueRows['books'];
+  stamps: Map<string, string>;
+}
+
+/**
+ * The asked bundles read at `at` and built in rounds, one committed state (readInRounds), each handed to `each`
+ * (which serializes it, say) as its round is built, within `maxBytes`: 422 answer_too_large as soon as the answer
+ * passes it. With properties named, every product's and every header's map holds each name: an answer that cannot
+ * fit on the count of products alone is refused before any of it is read.
+ */
+async function buildDetails<T>(
+  db: Db,
+  maxBytes: number,
+  accountId: string,
+  request: DetailsRequest,
+  at: string,
+  each: (details: BundleDetails) => T,
+): Promise<Built<T>> {
+  return readInRounds(db, accountId, request.ids, (products) => {
+    if (request.names !== null && products !== null) {
+      let maps = request.ids.length;
+      for (const count of products.values()) maps += count;
+      budgetFor(request, maxBytes).spend(maps * namesCharactersOf(request.names));
+    }
+    const budget = budgetFor(request, maxBytes);
+    const properties = projection(request.names, budget);
+    const built: Built<T> = { bundles: [], notFound: [], books: [], stamps: new Map() };
+    return {
+      round: async (tx, ids) => {
+        const rows = await loadCatalogueRows(tx, accountId, ids, at);
+        const details = assemble(rows, properties, budget);
+        for (const id of ids) {
+          const found = details.get(id);
+          if (found) built.bundles.push(each(found));
+          else built.notFound.push(id);
+        }
+        built.books.push(...rows.books);
+        const stamps = stampsOf(rows.bundles);
+        for (const [id, stamp] of stamps) built.stamps.set(id, stamp);
+        return stamps;
+      },
+      result: () => built,
+    };
+  });
+}
+
+/** How many bytes of a large answer are copied and hashed in one turn of the event loop. */
+const BYTES_PER_TURN = 1 << 20;
+const empty = Buffer.alloc(0);
+
+/**
+ * The bytes JSON.stringify would make of `{ bundles, notFound }`, from the bundles already serialized, and their
+ * ETag: copied and hashed a megabyte at a time, since doing either at once for a 30 MB answer stalls the process.
+ * Takes the bundles' bytes: `bundles` is left empty.
+ */
+async function answerBytes(bundles: Buffer[], notFound: string[]): Promise<{ body: Buffer; etag: string }> {
+  const parts: Buffer[] = [Buffer.from('{"bundles":[')];
+  for (const [i, bundle] of bundles.entries()) {
+    if (i > 0) parts.push(Buffer.from(','));
+    parts.push(bundle);
+  }
+  parts.push(Buffer.from(`],"notFound":${JSON.stringify(notFound)}}`));
+  // Each bundle's bytes are let go once copied, so the answer is not held twice until it is whole.
+  bundles.length = 0;
+  const body = Buffer.allocUnsafe(parts.reduce((sum, part) => sum + part.length, 0));
+  const tagger = partsTagger();
+  let offset = 0;
+  let sinceTurn = 0;
+  for (const [i, part] of parts.entries()) {
+    parts[i] = empty;
+    part.copy(body, offset);
+    tagger.update(part);
+    offset += part.length;
+    sinceTurn += part.length;
+    if (sinceTurn >= BYTES_PER_TURN) {
+      sinceTurn = 0;
+      await nextTurn();
+    }
+  }
+  return { body, etag: tagger.tag() };
 }
 
 export async function getBundleDetails(
@@ -216,7 +296,10 @@ export async function getBundleDetails(
 ): Promise<BundleDetailsResponse> {
   const request = parseQuery(query);
   const at = request.at ?? new Date().toISOString();
-  return limits.gate.run(async () => (await answer(db, limits.maxBytes, accountId, request, at)).response);
+  return limits.gate.run(async () => {
+    const { bundles, notFound } = await buildDetails(db, limits.maxBytes, accountId, request, at, (d) => d);
+    return { bundles, notFound };
+  });
 }
 
 /**
@@ -238,9 +321,16 @@ export async function bundleDetailsBytes(
   // Built and serialized within the gate: both take the time and memory it bounds. A cached answer does not wait.
   const build = (at: string) =>
     limits.gate.run(async () => {
-      const { response, books, stamps } = await answer(db, limits.maxBytes, accountId, request, at);
-      const body = Buffer.from(JSON.stringify(response));
-      return { body, etag: bytesTag(body), books, stamps };
+      // Each bundle is serialized as soon as its round is built, so only one round's objects are held at a time.
+      const { bundles, notFound, books, stamps } = await buildDetails(
+        db,
+        limits.maxBytes,
+        accountId,
+        request,
+        at,
+        (details) => Buffer.from(JSON.stringify(details)),
+      );
+      return { ...(await answerBytes(bundles, notFound)), books, stamps };
     });
   if (request.at !== null || cache === null) {
     const { body, etag } = await build(request.at ?? new Date().toISOString());

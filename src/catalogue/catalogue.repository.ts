@@ -174,6 +174,22 @@ export function stampsOf(
   return new Map(bundles.map((row) => [row.id, `${row.version}.${row.tree_version}`]));
 }
 
+/** How many option products each of the bundles has, by id; bundles with none, or not found, are absent. */
+export async function countProductsOfBundles(
+  db: Executor,
+  accountId: string,
+  bundleIds: readonly string[],
+): Promise<Map<string, number>> {
+  const rows = await db
+    .selectFrom('option_products')
+    .select((eb) => ['bundle_id', eb.fn.countAll<number>().as('products')])
+    .where('account_id', '=', accountId)
+    .where('bundle_id', 'in', bundleIds)
+    .groupBy('bundle_id')
+    .execute();
+  return new Map(rows.map((row) => [row.bundle_id, Number(row.products)]));
+}
+
 /** The stamps of the bundles that exist: one primary-key lookup per id. */
 export async function loadStamps(
   db: Executor,

@@ -11,7 +11,20 @@ export function versionTag(id: string, version: number): string {
 }
 
 export function bytesTag(bytes: string | Buffer): string {
-  return `"${createHash('sha256').update(bytes).digest('base64url')}"`;
+  return partsTagger().update(bytes).tag();
+}
+
+/** bytesTag of bytes given in parts, hashed as they come. */
+export function partsTagger() {
+  const hash = createHash('sha256');
+  const tagger = {
+    update(bytes: string | Buffer) {
+      hash.update(bytes);
+      return tagger;
+    },
+    tag: () => `"${hash.digest('base64url')}"`,
+  };
+  return tagger;
 }
 
 /** Sets the ETag of a single-resource response from its root's version, and answers the value. */

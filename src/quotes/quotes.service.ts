@@ -1,6 +1,6 @@
+import { readInRounds } from '../catalogue/rounds.ts';
 import { type Stamped, type StampedCache, throughStamps } from '../catalogue/stamped-cache.ts';
 import type { Db } from '../db/database.ts';
-import { readSnapshot } from '../db/snapshot.ts';
 import type { AnswerGate } from '../http/heavy-answers.ts';
 import { normaliseInstant } from '../price-books/instants.ts';
 import { invalid, invalidOrUnknownReference, type ProblemItem } from '../problems.ts';
@@ -45,8 +45,29 @@ export async function catalogueOf(
 ): Promise<{ catalogue: Map<string, CatalogueBundle>; at: string }> {
   const bundleIds = [...new Set(request.bundleIds)].sort();
   const currency = request.currency ?? undefined;
+  // A quote of many large bundles is read in rounds, as their details are (readInRounds).
   const load = (at: string) =>
-    gate.run(() => readSnapshot(db, (tx) => loadQuoteCatalogue(tx, accountId, bundleIds, at, currency)));
+    gate.run(() =>
+      readInRounds(db, accountId, bundleIds, () => {
+        const all: Awaited<ReturnType<typeof loadQuoteCatalogue>> = {
+          catalogue: new Map(),
+          books: [],
+          stamps: new Map(),
+          weight: 0,
+        };
+        return {
+          round: async (tx, ids) => {
+            const part = await loadQuoteCatalogue(tx, accountId, ids, at, currency);
+            for (const [id, bundle] of part.catalogue) all.catalogue.set(id, bundle);
+            all.books.push(...part.books);
+            for (const [id, stamp] of part.stamps) all.stamps.set(id, stamp);
+            all.weight += part.weight;
+            return part.stamps;
+          },
+          result: () => all,
+        };
+      }),
+    );
   if (request.at !== undefined || cache === null) {
     const at = request.at ?? new Date().toISOString();
     return { catalogue: (await load(at)).catalogue, at };

@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { KyselyPlugin } from 'kysely';
+import { buildApp } from '../../src/app.ts';
 import { getBundleDetails } from '../../src/bundle-details/bundle-details.service.ts';
+import { connect } from '../../src/db/connect.ts';
+import { bytesTag } from '../../src/http/conditional.ts';
 import { answerLimits } from '../../src/http/heavy-answers.ts';
-import { describeEachDatabase } from '../helpers/app.ts';
+import { callApp, describeEachDatabase, testConfig } from '../helpers/app.ts';
 import { createBundle } from '../helpers/factories.ts';
 import { countingQueries } from '../helpers/query-counter.ts';
 import { problemPointers } from '../price-books/support.ts';
@@ -278,7 +282,7 @@ describeEachDatabase('bundle details', (ctx) => {
     assert.equal((await details({ bundleIds: bundle.id }, null as unknown as string)).status, 401);
   });
 
-  test('loads with the same few queries whatever the number of bundles', async () => {
+  test('loads with the same few queries whatever the number of bundles that fit one round', async () => {
     const ids = [];
     for (let i = 0; i < 4; i++) ids.push((await pricedBundle()).bundle.id);
     const counted = countingQueries(ctx.db);
@@ -290,8 +294,113 @@ describeEachDatabase('bundle details', (ctx) => {
       assert.equal(answer.bundles.length, bundleIds.length);
       return counted.take();
     };
-    const one = await count(ids.slice(0, 1));
-    assert.equal(one, 4);
-    assert.equal(await count(ids), one);
+    assert.equal(await count(ids.slice(0, 1)), 4);
+    // Several bundles: a count of their products first, to plan the rounds.
+    assert.equal(await count(ids.slice(0, 2)), 5);
+    assert.equal(await count(ids), 5);
+  });
+
+  /** A bundle of one option of `products` products, each with a property naming it. */
+  async function bundleOf(products: number) {
+    const { bundle, options } = await createBundle(ctx, {
+      options: [
+        {
+          name: 'Many',
+          type: 'ADD_ON',
+          products: Array.from({ length: products }, (_, i) => ({
+            productId: `P-${i}`,
+            properties: { name: `product ${i}` },
+          })),
+        },
+      ],
+    });
+    return { bundle, option: options[0] };
+  }
+
+  // Past 300 products, bundles are read in rounds (bundle-details.service.ts): these four take one each.
+  const largeBundles = async () => Promise.all([160, 160, 160, 160].map(bundleOf));
+
+  test('bundles read in rounds answer what each answers alone, in the order asked', async () => {
+    const large = await largeBundles();
+    const ids = [...large.map((l) => l.bundle.id), 'missing'].reverse();
+    const whole = await details({ bundleIds: ids.join(','), properties: 'name' });
+    assert.equal(whole.status, 200, whole.text);
+    const alone = [];
+    for (const id of ids.slice(1)) {
+      alone.push((await details({ bundleIds: id, properties: 'name' })).body.bundles[0]);
+    }
+    assert.deepEqual(whole.body, { bundles: alone, notFound: ['missing'] });
+    assert.equal(whole.text, JSON.stringify(whole.body));
+    assert.equal(whole.headers.etag, bytesTag(whole.text));
+  });
+
+  test('a bundle written between two rounds is read again: the answer is one committed state', async () => {
+    const large = await largeBundles();
+    const ids = large.map((l) => l.bundle.id);
+    const [first] = large;
+    const productId = first?.option.products[0].id as string;
+    // Another connection writes the first bundle once the first round's snapshot has read it; the second round
+    // then starts after the write. Without the stamp check the answer would hold the first bundle as it was.
+    const writer = connect({ databaseUrl: ctx.database.databaseUrl, sqlitePath: ctx.database.sqlitePath });
+    let bundleReads = 0;
+    const afterFirstRead: KyselyPlugin = {
+      transformQuery: ({ node }) => node,
+      transformResult: async ({ result }) => {
+        if (result.rows[0] && 'header_properties' in result.rows[0] && ++bundleReads === 1) {
+          await writer.db
+            .updateTable('option_products')
+            .set({ properties: JSON.stringify({ name: 'renamed' }) })
+            .where('account_id', '=', 'acme')
+            .where('id', '=', productId)
+            .execute();
+        }
+        return result;
+      },
+    };
+    try {
+      const answer = await getBundleDetails(
+        ctx.db.withPlugin(afterFirstRead),
+        answerLimits(ctx.config),
+        'acme',
+        {
+          bundleIds: ids.join(','),
+        },
+      );
+      assert.ok(bundleReads > ids.length, `${bundleReads} reads of bundles: the rounds ran again`);
+      assert.deepEqual(answer.bundles[0]?.addOns[0]?.products[0]?.properties, { name: 'renamed' });
+      const now = await details({ bundleIds: ids.join(','), at: new Date().toISOString() });
+      assert.deepEqual(JSON.parse(JSON.stringify(answer)), now.body);
+    } finally {
+      await writer.db.destroy();
+    }
+  });
+
+  test('/healthz is answered between the rounds of a large answer', async () => {
+    const large = await largeBundles();
+    const counted = countingQueries(ctx.db);
+    let queries = 0;
+    const app = await buildApp({
+      config: testConfig({ detailsCacheBytes: 0 }),
+      database: { ...ctx.database.handle, db: counted.db },
+    });
+    try {
+      let built = false;
+      const heavy = callApp(app, ctx.key, 'GET', '/v1/bundles-details', {
+        query: { bundleIds: large.map((l) => l.bundle.id).join(',') },
+      }).then((result) => {
+        built = true;
+        return result;
+      });
+      // The key, the product count and the first round's first query: the build is under way.
+      for (queries += counted.take(); queries < 3; queries += counted.take()) {
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      const health = await callApp(app, ctx.key, 'GET', '/healthz');
+      assert.equal(health.status, 200);
+      assert.equal(built, false, '/healthz waited for the whole answer');
+      assert.equal((await heavy).status, 200);
+    } finally {
+      await app.close();
+    }
   });
 });

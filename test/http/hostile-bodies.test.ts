@@ -5,13 +5,36 @@ import { assertProblem, describeEachDatabase } from '../helpers/app.ts';
 import { createBundle } from '../helpers/factories.ts';
 
 describeEachDatabase('hostile bodies are small 400s, never 500s, and nothing of them is stored', (ctx) => {
-  test('a body of 349,000 bad elements answers the first 100 problems and their total count', async () => {
+  test('an array of 349,000 bad elements is one problem, its length: its elements are not checked', async () => {
     const payload = `{"currency":"USD","bundles":[${Array(349_000).fill('1').join(',')}]}`;
     assert.ok(payload.length < ctx.config.bodyLimit);
     const result = await ctx.call('POST', '/v1/quotes/price', { body: payload });
     assertProblem(result, 400, 'validation_failed');
+    assert.deepEqual(result.body.errors, [
+      {
+        code: 'invalid_max_items',
+        in: 'body',
+        pointer: '/bundles',
+        message: 'must NOT have more than 100 items',
+      },
+    ]);
+    assert.equal(result.body.errorCount, 1);
+    assert.equal(result.body.detail, 'body /bundles: must NOT have more than 100 items');
+  });
+
+  test('an array within its bound is checked element by element: the first 100 problems and their count', async () => {
+    const result = await ctx.call('POST', '/v1/quotes/price', {
+      body: { currency: 'USD', bundles: Array(100).fill({ quantity: 'many' }) },
+    });
+    assertProblem(result, 400, 'validation_failed');
     assert.equal(result.body.errors.length, 100);
-    assert.ok(result.body.errorCount >= 349_000, String(result.body.errorCount));
+    assert.deepEqual(result.body.errors[0], {
+      code: 'invalid_required',
+      in: 'body',
+      pointer: '/bundles/0/bundleId',
+      message: 'is required',
+    });
+    assert.ok(result.body.errorCount >= 200, String(result.body.errorCount));
     assert.match(result.body.detail, /^\d+ problems were found in the body; the first 100 are listed$/);
     assert.ok(result.text.length < 20_000, `${result.text.length} bytes`);
   });

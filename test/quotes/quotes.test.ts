@@ -3,7 +3,7 @@ import { before, describe, test } from 'node:test';
 import { answerLimits } from '../../src/http/heavy-answers.ts';
 import type { OptionCreateBody } from '../../src/options/options.schemas.ts';
 import type { Adjustment } from '../../src/pricing/adjustment.schema.ts';
-import { quote as priceConfiguration } from '../../src/quotes/quotes.service.ts';
+import { catalogueOf, quote as priceConfiguration } from '../../src/quotes/quotes.service.ts';
 import { type CallResult, describeEachDatabase, type TestContext } from '../helpers/app.ts';
 import { type CreatedBundle, createBundle } from '../helpers/factories.ts';
 import { countingQueries } from '../helpers/query-counter.ts';
@@ -363,7 +363,7 @@ describeEachDatabase('POST /v1/quotes/price', (ctx) => {
       }
     });
 
-    test('loads with the same five queries whatever the number of bundles (the details four, and rules)', async () => {
+    test('loads with the same five queries whatever the number of bundles in one round (the details four, and rules)', async () => {
       const more = [await createPricedBundle(ctx), await createPricedBundle(ctx)];
       const counted = countingQueries(ctx.db);
       const count = async (bundles: CreatedBundle[]) => {
@@ -380,7 +380,34 @@ describeEachDatabase('POST /v1/quotes/price', (ctx) => {
         return counted.take();
       };
       assert.equal(await count([priced]), 5);
-      assert.equal(await count([priced, ...more]), 5);
+      // Several bundles: a count of their products first, to plan the rounds (src/catalogue/rounds.ts).
+      assert.equal(await count([priced, ...more]), 6);
+    });
+
+    test('a catalogue of more bundles than one round holds is what each bundle loads alone', async () => {
+      // Past 300 products a round is full: these three are read one round each.
+      const large = [];
+      for (let b = 0; b < 3; b++) {
+        const made = await createBundle(ctx, {
+          options: [
+            {
+              name: 'Many',
+              type: 'ADD_ON',
+              products: Array.from({ length: 160 }, (_, i) => ({
+                productId: `P-${i}`,
+                properties: { i: String(i) },
+              })),
+            },
+          ],
+        });
+        large.push(made.bundle.id as string);
+      }
+      const { gate } = answerLimits(ctx.config);
+      const load = (bundleIds: string[]) =>
+        catalogueOf(ctx.db, null, gate, 'acme', { bundleIds, currency: 'USD', at: undefined });
+      const whole = (await load(large)).catalogue;
+      assert.deepEqual([...whole.keys()].sort(), [...large].sort());
+      for (const id of large) assert.deepEqual(whole.get(id), (await load([id])).catalogue.get(id));
     });
 
     test('is a read: allowed to a read-only key, and changes nothing', async () => {

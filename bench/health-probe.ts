@@ -1,0 +1,26 @@
+// The /healthz probe of bench/hostile.ts, in a thread of its own: the bench's main thread drives the load and the
+// attackers, and a probe waiting there for its turn would measure the bench's own event loop, not the service's.
+// Asks /healthz one request at a time, 50 ms apart, until told to stop; answers the latencies and failures.
+import { parentPort, workerData } from 'node:worker_threads';
+
+const { baseUrl } = workerData as { baseUrl: string };
+let stopped = false;
+parentPort?.once('message', () => {
+  stopped = true;
+});
+
+const samples: number[] = [];
+let failures = 0;
+while (!stopped) {
+  const started = performance.now();
+  try {
+    const response = await fetch(`${baseUrl}/healthz`, { signal: AbortSignal.timeout(30_000) });
+    await response.arrayBuffer();
+    if (response.ok) samples.push(performance.now() - started);
+    else failures++;
+  } catch {
+    failures++;
+  }
+  await new Promise((resolve) => setTimeout(resolve, 50));
+}
+parentPort?.postMessage({ samples, failures });

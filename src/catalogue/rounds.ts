@@ -1,0 +1,75 @@
+import type { Db, Executor } from '../db/database.ts';
+import { readSnapshot } from '../db/snapshot.ts';
+import { countProductsOfBundles, loadStamps } from './catalogue.repository.ts';
+
+// A read of many bundles (details, a quote's catalogue) runs in rounds of a few bundles, each in a snapshot of its
+// own, yielding to the event loop between rounds: read and built at once, a hundred large bundles are half a
+// second of synchronous SQLite and object building during which no other request, /healthz included, would be
+// answered. A round holds consecutive asked bundles of at most this many products in all (a larger bundle alone).
+const PRODUCTS_PER_ROUND = 300;
+/** Rounds that saw a bundle change under them are read again; past this many tries, all in one snapshot. */
+const TRIES_IN_ROUNDS = 2;
+
+/** Resolves after the other callbacks the event loop has ready, I/O included. */
+export const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+function sameStamps(read: Map<string, string>, now: Map<string, string>): boolean {
+  if (read.size !== now.size) return false;
+  for (const [id, stamp] of read) if (now.get(id) !== stamp) return false;
+  return true;
+}
+
+/** The ids in rounds of at most PRODUCTS_PER_ROUND products (a larger bundle alone), in the order given. */
+function roundsOf(ids: readonly string[], products: Map<string, number>): string[][] {
+  const rounds: string[][] = [];
+  let round: string[] = [];
+  let inRound = 0;
+  for (const id of ids) {
+    const count = products.get(id) ?? 0;
+    if (round.length > 0 && inRound + count > PRODUCTS_PER_ROUND) {
+      rounds.push(round);
+      round = [];
+      inRound = 0;
+    }
+    round.push(id);
+    inRound += count;
+  }
+  rounds.push(round);
+  return rounds;
+}
+
+/** One try at reading every round: `round` reads some bundles in their snapshot and answers their stamps. */
+export interface Reading<T> {
+  round(tx: Executor, ids: string[]): Promise<Map<string, string>>;
+  result(): T;
+}
+
+/**
+ * What `begin()`'s reading makes of the bundles `ids`, read in rounds (see PRODUCTS_PER_ROUND) planned from one
+ * count of each bundle's products, which `begin` is given (null for one bundle, which is never counted). The
+ * result is one committed state although each round reads in a snapshot of its own: the bundles' stamps, which
+ * move with anything their details are made of (as the caches rely on), are read again in one statement after
+ * the last round, and the result stands only if every one is what its round read; it is then the state that
+ * statement saw. Otherwise a new reading runs the rounds again, and in the end all in one snapshot, so a bundle
+ * written without pause still gets read.
+ */
+export async function readInRounds<T>(
+  db: Db,
+  accountId: string,
+  ids: readonly string[],
+  begin: (products: Map<string, number> | null) => Reading<T>,
+): Promise<T> {
+  const products = ids.length <= 1 ? null : await countProductsOfBundles(db, accountId, ids);
+  const rounds = products === null ? [[...ids]] : roundsOf(ids, products);
+  for (let tries = 1; ; tries++) {
+    const inOneSnapshot = tries > TRIES_IN_ROUNDS || rounds.length === 1;
+    const reading = begin(products);
+    const stamps = new Map<string, string>();
+    for (const [i, round] of (inOneSnapshot ? [[...ids]] : rounds).entries()) {
+      if (i > 0) await nextTurn();
+      for (const [id, stamp] of await readSnapshot(db, (tx) => reading.round(tx, round)))
+        stamps.set(id, stamp);
+    }
+    if (inOneSnapshot || sameStamps(stamps, await loadStamps(db, accountId, ids))) return reading.result();
+  }
+}

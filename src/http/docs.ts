@@ -1,0 +1,60 @@
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+
+/**
+ * The reference at /docs loads its script from this service and contacts no other host, and offers no button to a
+ * third-party service: no web fonts from fonts.scalar.com, no telemetry, no AI agent or MCP, no "open in the Scalar
+ * client" button, no developer toolbar (share, deploy, SDKs on scalar.com). Requests tried from the page go straight
+ * to this service: no proxy is configured. test/http/docs.test.ts checks each.
+ */
+const docsConfiguration = {
+  url: '/openapi.json',
+  title: 'cpq API',
+  pageTitle: 'cpq API reference',
+  withDefaultFonts: false,
+  telemetry: false,
+  hideClientButton: true,
+  showDeveloperTools: 'never',
+  agent: { disabled: true },
+  mcp: { disabled: true },
+} as const;
+
+/** Where the Scalar plugin serves the page and its script. */
+const paths = ['/docs', '/docs/js/scalar.js'];
+
+// Headers of the reference's answers that the outer reply sets for itself.
+const ownHeaders = new Set(['content-length', 'connection', 'date', 'keep-alive', 'transfer-encoding']);
+
+/** Scalar's plugin in a Fastify instance of its own that never listens: the outer routes pass requests to it. */
+async function loadReference(): Promise<FastifyInstance> {
+  const { default: scalar } = await import('@scalar/fastify-api-reference');
+  const reference = Fastify({ logger: false, routerOptions: { ignoreTrailingSlash: true } });
+  await reference.register(scalar, { routePrefix: '/docs', configuration: docsConfiguration });
+  await reference.ready();
+  return reference;
+}
+
+/**
+ * The API reference at /docs, its module loaded at the first request for it. The plugin holds its 4 MB script as
+ * text, twice (the module's source and the string in it), with the renderer and an OpenAPI parser: ~40 MB of
+ * resident memory that every process would carry from its start, for a page few open.
+ */
+export function registerDocs(app: FastifyInstance): void {
+  let reference: Promise<FastifyInstance> | undefined;
+  const pass = async (request: FastifyRequest, reply: FastifyReply) => {
+    reference ??= loadReference().catch((error: unknown) => {
+      reference = undefined;
+      throw error;
+    });
+    // Always a GET: for a HEAD, Fastify sends the headers of the whole answer and leaves out its body.
+    const answer = await (await reference).inject({
+      method: 'GET',
+      url: request.url,
+      headers: request.headers,
+    });
+    for (const [name, value] of Object.entries(answer.headers)) {
+      if (!ownHeaders.has(name) && value !== undefined) reply.header(name, value);
+    }
+    return reply.code(answer.statusCode).send(answer.rawPayload);
+  };
+  for (const url of paths) app.get(url, { schema: { hide: true } }, pass);
+}

@@ -160,17 +160,18 @@ function OptionSection({
                   </th>
                   <td>{quantityText(product.configuration)}</td>
                   {currencies.map((currency) => {
-                    const list = product.listPrice[currency];
-                    const standard = product.standardPrice[currency];
+                    const list = product.listPrice[currency] ?? null;
+                    const standard = product.standardPrice[currency] ?? null;
+                    const shown = list ?? standard;
                     const words = adjustmentText(product.adjustments[currency], currency, list);
                     return (
                       <td class="num price" key={currency} data-currency={currency}>
-                        {list !== null && list !== undefined ? (
-                          <span class="list">{money(list, currency)}</span>
-                        ) : standard === null || standard === undefined ? (
+                        {shown === null ? (
                           <span class="muted">—</span>
-                        ) : null}
-                        {standard !== null && standard !== undefined && standard !== list && (
+                        ) : (
+                          <span class="list">{money(shown, currency)}</span>
+                        )}
+                        {list !== null && standard !== null && standard !== list && (
                           <div class="muted small">standard {money(standard, currency)}</div>
                         )}
                         {words && <div class="adjustment small">{words}</div>}

@@ -219,7 +219,7 @@ export function QuotePage({
                         <input
                           id={id}
                           type="checkbox"
-                          checked={product.state === 'selected'}
+                          checked={isSelected(option.optionId, product.productId)}
                           onChange={() => toggle(option.optionId, product.productId)}
                         />
                         <span class="mono">{product.productId}</span>

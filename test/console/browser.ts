@@ -3,7 +3,7 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
 
 export const chromiumPath = process.env.CPQ_CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -48,12 +48,15 @@ export async function seriousViolations(page: Page): Promise<string[]> {
 /** Where screenshots go when CPQ_CONSOLE_SCREENSHOTS names a folder (npm run screenshots); else none are taken. */
 const screenshots = process.env.CPQ_CONSOLE_SCREENSHOTS;
 
+/** A screenshot of the whole page (or its window, fullPage false), or of one element of it. */
 export async function screenshot(
-  page: Page,
+  target: Page | Locator,
   name: string,
   options: { fullPage?: boolean } = {},
 ): Promise<void> {
   if (!screenshots) return;
   mkdirSync(screenshots, { recursive: true });
-  await page.screenshot({ path: join(screenshots, `${name}.png`), fullPage: options.fullPage ?? true });
+  const path = join(screenshots, `${name}.png`);
+  if ('goto' in target) await target.screenshot({ path, fullPage: options.fullPage ?? true });
+  else await target.screenshot({ path });
 }

@@ -225,7 +225,7 @@ describeEachDatabase('The console in a browser', (ctx) => {
     assert.equal(await form.locator('.problem').getAttribute('data-status'), '400');
     assert.equal(await usd.getByLabel('List price').getAttribute('aria-invalid'), 'true');
     await accessible('price editor with a problem');
-    await screenshot(page, 'problem-400');
+    await screenshot(usd, 'problem-400');
     await form.getByRole('button', { name: 'Cancel' }).click();
 
     await page.getByRole('button', { name: 'Edit settings of Accessories' }).click();
@@ -237,7 +237,7 @@ describeEachDatabase('The console in a browser', (ctx) => {
     await countError.waitFor();
     assert.equal(await settings.locator('.problem').getAttribute('data-status'), '422');
     await accessible('option settings with a problem');
-    await screenshot(page, 'problem-422', { fullPage: false });
+    await screenshot(settings, 'problem-422');
     await settings.getByRole('button', { name: 'Cancel' }).click();
   });
 
@@ -258,9 +258,12 @@ describeEachDatabase('The console in a browser', (ctx) => {
     await form.getByRole('button', { name: 'Save prices' }).click();
     const conflict = form.locator('.conflict');
     await conflict.waitFor();
-    assert.match((await conflict.textContent()) ?? '', /USD: list —, standard 27/);
+    assert.match(
+      (await conflict.textContent()) ?? '',
+      /USD: list —, standard \$27\.00; 1–9 units at \$25\.00/,
+    );
     await accessible('conflict');
-    await screenshot(page, 'conflict-412');
+    await screenshot(form, 'conflict-412');
     await conflict.getByRole('button', { name: 'Use the current values' }).click();
     assert.equal(await usd.getByLabel('Standard price').inputValue(), '27');
     await usd.getByLabel('Standard price').fill('31');

@@ -55,8 +55,14 @@ function quantityText(configuration: Schemas['ProductConfiguration']): string {
   return readonlyQuantity ? `${range}, fixed` : range;
 }
 
-function countText(configuration: Schemas['OptionConfiguration']): string {
-  const { minCount: min, maxCount: max } = configuration;
+/** How many products an option takes, in words. */
+export function countText({
+  minCount: min,
+  maxCount: max,
+}: {
+  minCount: number | null;
+  maxCount: number | null;
+}): string {
   if (min === null && max === null) return 'any number of products';
   if (min === max) return `exactly ${min} ${min === 1 ? 'product' : 'products'}`;
   if (max === null) return `at least ${min} ${min === 1 ? 'product' : 'products'}`;

@@ -4,7 +4,7 @@
 import type { Schemas } from '@cpq/client';
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { describeAdjustment, describeRule, type Names } from '../format.ts';
+import { describeAdjustment, describeRule, money, type Names } from '../format.ts';
 import { call, localProblem, type Problem, ProblemError, problemOf, type Session } from '../session.ts';
 import { Field, Loading, numberText, ProblemBanner, parseNumber } from '../ui.tsx';
 
@@ -202,6 +202,8 @@ function pricesBody(
 }
 
 interface PriceState {
+  /** The entry's prices as read, keyed by currency. */
+  stored: Record<string, Schemas['CurrencyPrices']>;
   rows: PriceRow[];
   allowUnitPriceEditing: boolean;
   etag: string | null;
@@ -224,19 +226,22 @@ async function readPrices(
   const entry = found.data.results.find((result) => result.productId === productId);
   const all = [...new Set([...currencies, ...Object.keys(entry?.prices ?? {})])].sort();
   return {
+    stored: entry?.prices ?? {},
     rows: all.map((currency) => rowOf(currency, entry?.prices[currency])),
     allowUnitPriceEditing: entry?.allowUnitPriceEditing ?? false,
     etag: book.etag,
   };
 }
 
-function PricesSummary({ rows }: { rows: PriceRow[] }) {
+function PricesSummary({ stored }: { stored: Record<string, Schemas['CurrencyPrices']> }) {
+  const price = (value: number | null, currency: string) => (value === null ? '—' : money(value, currency));
   return (
     <ul class="plain">
-      {rows.map((row) => (
-        <li key={row.currency}>
-          <strong>{row.currency}</strong>: list {row.listPrice || '—'}, standard {row.standardPrice || '—'}
-          {row.type && `, ${adjustmentLabels[row.type].toLowerCase()}`}
+      {Object.entries(stored).map(([currency, prices]) => (
+        <li key={currency}>
+          <strong>{currency}</strong>: list {price(prices.listPrice, currency)}, standard{' '}
+          {price(prices.standardPrice, currency)}
+          {prices.adjustment && `; ${adjustmentText(prices.adjustment, currency, prices.listPrice)}`}
         </li>
       ))}
     </ul>
@@ -332,7 +337,7 @@ export function PriceEditor({
             save(over);
           }}
         >
-          <PricesSummary rows={conflict.rows} />
+          <PricesSummary stored={conflict.stored} />
         </Conflict>
       )}
       <label class="check">

@@ -7,7 +7,7 @@ import { money } from '../format.ts';
 import { href, Link, navigate, type Place } from '../router.tsx';
 import { call, type Session } from '../session.ts';
 import { Loading, ProblemBanner, useLoad, usePageTitle } from '../ui.tsx';
-import { currenciesOf } from './bundle.tsx';
+import { countText, currenciesOf } from './bundle.tsx';
 
 type Currency = NonNullable<Schemas['ConfigureRequest']['currency']>;
 type Selection = Schemas['ConfigureRequest']['selections'][number];
@@ -132,6 +132,8 @@ export function QuotePage({
   const bundle = details.data;
   const names = new Map([...bundle.included, ...bundle.addOns].map((o) => [o.id, o.name]));
   const result = answer.data;
+  // The service names options by id in the reasons it gives for option counts; people know them by name.
+  const named = (message: string) => message.replace(/\bopt_[0-9A-Za-z]+/g, (id) => names.get(id) ?? id);
   const isSelected = (optionId: string, productId: string) =>
     selections.some((s) => s.optionId === optionId && s.productId === productId);
   const isRejected = (optionId: string, productId: string) =>
@@ -198,10 +200,7 @@ export function QuotePage({
               <legend>
                 {names.get(option.optionId) ?? option.optionId}{' '}
                 <span class="muted small">
-                  {option.type === 'INCLUDED' ? 'included' : 'add-on'}
-                  {option.minCount !== null || option.maxCount !== null
-                    ? `, ${option.minCount ?? 0}–${option.maxCount ?? '∞'} products`
-                    : ''}
+                  {option.type === 'INCLUDED' ? 'included' : 'add-on'}, {countText(option)}
                 </span>
               </legend>
               <ul class="plain products">
@@ -227,7 +226,7 @@ export function QuotePage({
                       <span class={`badge state-${product.state}`}>
                         {rejected ? 'Left out' : stateLabels[product.state]}
                       </span>
-                      {product.state !== 'selected' && (
+                      {(rejected || product.state === 'available' || product.state === 'required') && (
                         <button
                           type="button"
                           class="link small"
@@ -241,7 +240,7 @@ export function QuotePage({
                       {product.reasons.length > 0 && (
                         <ul class="reasons small">
                           {product.reasons.map((reason) => (
-                            <li key={`${reason.ruleId}:${reason.message}`}>{reason.message}</li>
+                            <li key={`${reason.ruleId}:${reason.message}`}>{named(reason.message)}</li>
                           ))}
                         </ul>
                       )}
@@ -273,7 +272,7 @@ export function QuotePage({
                   {result.violations.map((v) => (
                     <li key={`${v.ruleId}:${v.optionId}:${v.message}`}>
                       {v.code === 'option_count' ? `${names.get(v.optionId ?? '') ?? 'An option'}: ` : ''}
-                      {v.message}
+                      {named(v.message)}
                     </li>
                   ))}
                 </ul>

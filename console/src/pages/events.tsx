@@ -29,9 +29,12 @@ const types: EventType[] = [
   'webhook_endpoint.disabled',
 ];
 
+/** What the event is about: the resource's id, or the price book whose prices or adjustments changed. */
 function objectId(event: Schemas['Event']): string {
   const object = event.data.object;
-  return typeof object === 'object' && object !== null && 'id' in object ? String(object.id) : '';
+  if (typeof object !== 'object' || object === null) return '';
+  if ('id' in object) return String(object.id);
+  return 'priceBookId' in object ? String(object.priceBookId) : '';
 }
 
 export function EventsPage({ place, session }: { place: Place; session: Session }) {

@@ -3,18 +3,24 @@ import type { Schemas } from '@cpq/client';
 
 type Adjustment = Schemas['PriceAdjustment'];
 
+// Making an Intl.NumberFormat is slow, and a price grid formats thousands of amounts in a few currencies.
 const formats = new Map<string, Intl.NumberFormat>();
+const minor = new Map<string, number>();
 
 /** The digits after the point a currency uses (ISO 4217 minor units: JPY 0, USD 2, KWD 3). */
 export function minorUnits(currency: string): number {
-  try {
-    return (
-      new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ??
-      2
-    );
-  } catch {
-    return 2;
+  let digits = minor.get(currency);
+  if (digits === undefined) {
+    try {
+      digits =
+        new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions()
+          .maximumFractionDigits ?? 2;
+    } catch {
+      digits = 2;
+    }
+    minor.set(currency, digits);
   }
+  return digits;
 }
 
 /**

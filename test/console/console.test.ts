@@ -323,6 +323,34 @@ describeEachDatabase('The console in a browser', (ctx) => {
     assert.equal(await page.locator('[data-total]').textContent(), '$708.00');
   });
 
+  test('makes a rule: a 400 at its name first, then the rule in words', async () => {
+    await page.goto(url(`/bundles/${demoBundleId}`));
+    await page.getByRole('button', { name: 'New rule' }).click();
+    const form = page.getByRole('form', { name: 'New rule' });
+    const when = form.locator('fieldset', { has: page.locator('legend', { hasText: /^When$/ }) });
+    const then = form.locator('fieldset', { has: page.locator('legend', { hasText: /^Then require$/ }) });
+    await when.getByLabel('Option').selectOption({ label: 'Accessories' });
+    await when.getByLabel('Product').selectOption('DEMO-DOCK');
+    await then.getByLabel('Option').selectOption({ label: 'Accessories' });
+    await then.getByLabel('Product').selectOption('DEMO-SLEEVE');
+    await form.getByLabel('Message for sales reps').fill('The dock ships in the sleeve');
+    await form.getByRole('button', { name: 'Save rule' }).click();
+    await form.locator('[data-pointer="/name"] .field-error').waitFor();
+    assert.equal(await form.locator('.problem').getAttribute('data-status'), '400');
+    await accessible('rule editor with a problem');
+    await screenshot(form, 'rule-editor');
+
+    await form.getByLabel('Name', { exact: true }).fill('Dock comes with a sleeve');
+    await form.getByRole('button', { name: 'Save rule' }).click();
+    await page.getByText('Saved.').waitFor();
+    const rule = page.locator('.rule-list li', { hasText: 'Dock comes with a sleeve' });
+    await rule.waitFor();
+    assert.match(
+      (await rule.textContent()) ?? '',
+      /When DEMO-DOCK in Accessories, require DEMO-SLEEVE in Accessories.*The dock ships in the sleeve/,
+    );
+  });
+
   test('lists the events of the edits', async () => {
     await page.goto(url('/events?type=prices.changed'));
     const rows = page.locator('table.events tbody tr');

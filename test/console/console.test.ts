@@ -205,6 +205,8 @@ describeEachDatabase('The console in a browser', (ctx) => {
     const form = page.getByRole('form', { name: 'Prices of DEMO-DOCK' });
     const usd = currencyRow(form, 'USD');
     await usd.getByLabel('List price').fill('249.5');
+    await usd.getByLabel('Adjustment').selectOption('percent');
+    await usd.getByLabel('Percent off (negative: markup)').fill('10');
     await accessible('price editor');
     await form.getByRole('button', { name: 'Save prices' }).click();
     await page.getByText('Saved.').waitFor();
@@ -216,6 +218,13 @@ describeEachDatabase('The console in a browser', (ctx) => {
       .flatMap((o: { products: { productId: string }[] }) => o.products)
       .find((p: { productId: string }) => p.productId === 'DEMO-DOCK');
     assert.equal(dock.listPrice.USD, 249.5);
+    assert.deepEqual(dock.adjustments.USD, { type: 'percent', amount: 10, allowUnitPriceEditing: true });
+    assert.match(
+      (await page
+        .locator('tr[data-product="DEMO-DOCK"] td[data-currency="USD"] .adjustment')
+        .textContent()) ?? '',
+      /^10% off the list price; reps may edit the unit price$/,
+    );
   });
 
   test('shows a 400 and a 422 beside the fields their pointers name', async () => {

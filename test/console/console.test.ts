@@ -321,6 +321,10 @@ describeEachDatabase('The console in a browser', (ctx) => {
     await page.locator('.verdict[data-complete="true"]').waitFor();
     // 12-core 499 + DDR5 80 + warranty (3 years) 129.
     assert.equal(await page.locator('[data-total]').textContent(), '$708.00');
+    // Two sets of memory: the total follows.
+    await page.getByLabel('Quantity of DEMO-RAM-DDR5').fill('2');
+    await page.getByLabel('Quantity of DEMO-RAM-DDR5').press('Enter');
+    await page.locator('[data-total]', { hasText: '$788.00' }).waitFor();
     await page.getByRole('button', { name: 'Trace of DEMO-CPU-12C' }).click();
     assert.match((await page.locator('.trace').textContent()) ?? '', /override/);
     await accessible('quote');
@@ -329,7 +333,7 @@ describeEachDatabase('The console in a browser', (ctx) => {
     // The configuration is in the address: a reload shows the same quote.
     await page.reload();
     await page.locator('.verdict[data-complete="true"]').waitFor();
-    assert.equal(await page.locator('[data-total]').textContent(), '$708.00');
+    assert.equal(await page.locator('[data-total]').textContent(), '$788.00');
   });
 
   test('makes a rule: a 400 at its name first, then the rule in words', async () => {

@@ -145,6 +145,17 @@ export function QuotePage({
         : [...selections, { optionId, productId }],
       rejections: rejections.filter((s) => !(s.optionId === optionId && s.productId === productId)),
     });
+  // Empty: the product's default quantity (its minQuantity, at least 1).
+  const setQuantity = (optionId: string, productId: string, text: string) =>
+    go({
+      selections: selections.map((s) =>
+        s.optionId === optionId && s.productId === productId
+          ? text.trim() === ''
+            ? { optionId, productId }
+            : { ...s, quantity: Math.max(0, Math.floor(Number(text)) || 0) }
+          : s,
+      ),
+    });
   const toggleRejection = (optionId: string, productId: string) =>
     go({
       rejections: isRejected(optionId, productId)
@@ -207,6 +218,9 @@ export function QuotePage({
                 {option.products.map((product) => {
                   const id = `choice-${option.optionId}-${product.productId}`;
                   const rejected = isRejected(option.optionId, product.productId);
+                  const selected = selections.find(
+                    (s) => s.optionId === option.optionId && s.productId === product.productId,
+                  );
                   return (
                     <li
                       key={product.productId}
@@ -226,6 +240,19 @@ export function QuotePage({
                       <span class={`badge state-${product.state}`}>
                         {rejected ? 'Left out' : stateLabels[product.state]}
                       </span>
+                      {selected && (
+                        <input
+                          class="quantity"
+                          type="number"
+                          min={0}
+                          aria-label={`Quantity of ${product.productId}`}
+                          placeholder="default"
+                          value={selected.quantity ?? ''}
+                          onChange={(e) =>
+                            setQuantity(option.optionId, product.productId, e.currentTarget.value)
+                          }
+                        />
+                      )}
                       {(rejected || product.state === 'available' || product.state === 'required') && (
                         <button
                           type="button"

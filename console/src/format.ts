@@ -122,3 +122,18 @@ export function describeRule(rule: Pick<Schemas['Rule'], 'kind' | 'when' | 'then
 export function dateTime(value: string): string {
   return new Date(value).toLocaleString('en', { dateStyle: 'medium', timeStyle: 'medium' });
 }
+
+/** An adjustment in words, for the price grid. */
+export function adjustmentText(
+  adjustment: Adjustment | null | undefined,
+  currency: string,
+  listPrice: number | null | undefined,
+): string | null {
+  if (!adjustment) return null;
+  const words = describeAdjustment(
+    adjustment,
+    currency,
+    listPrice === null || listPrice === undefined ? 'standard' : 'list',
+  );
+  return adjustment.allowUnitPriceEditing ? `${words}; reps may edit the unit price` : words;
+}

@@ -1,10 +1,12 @@
 import type { Schemas } from '@cpq/client';
 import { useState } from 'preact/hooks';
-import { describeRule, money, type Names } from '../format.ts';
+import { OptionEditor } from '../editing/option-editor.tsx';
+import { PriceEditor } from '../editing/price-editor.tsx';
+import { type OptionChoice, RuleEditor } from '../editing/rule-editor.tsx';
+import { adjustmentText, describeRule, money, type Names } from '../format.ts';
 import { href, Link } from '../router.tsx';
 import { call, type Problem, problemOf, type Session } from '../session.ts';
 import { Loading, ProblemBanner, useLoad, usePageTitle } from '../ui.tsx';
-import { adjustmentText, type OptionChoice, OptionEditor, PriceEditor, RuleEditor } from './editors.tsx';
 
 type DetailOption = Schemas['BundleDetailOption'];
 

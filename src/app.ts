@@ -4,11 +4,13 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { Type } from 'typebox';
+import { accountRoutes } from './account/account.routes.ts';
 import { describeLimits } from './api-limits.ts';
 import { bundleDetailsRoutes } from './bundle-details/bundle-details.routes.ts';
 import { bundlesRoutes } from './bundles/bundles.routes.ts';
 import { component, components } from './components.ts';
 import type { Config } from './config.ts';
+import { consoleRoutes } from './console/console.routes.ts';
 import type { DatabaseHandle } from './db/connect.ts';
 import { type Unavailability, unavailability } from './db/errors.ts';
 import { checkStore } from './db/store-check.ts';
@@ -265,12 +267,14 @@ export async function buildApp({
         rulesRoutes,
         eventsRoutes,
         webhooksRoutes,
+        accountRoutes,
       ]) {
         await v1.register(routes, { db, config, answers, metrics });
       }
     },
     { prefix: '/v1' },
   );
+  await app.register(consoleRoutes);
 
   return app;
 }

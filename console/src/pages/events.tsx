@@ -1,0 +1,142 @@
+import type { Schemas } from '@cpq/client';
+import { useState } from 'preact/hooks';
+import { dateTime } from '../format.ts';
+import { href, Link, navigate, type Place } from '../router.tsx';
+import { call, type Session } from '../session.ts';
+import { Loading, ProblemBanner, useLoad, usePageTitle } from '../ui.tsx';
+
+type EventType = Schemas['EventType'];
+
+const types: EventType[] = [
+  'bundle.created',
+  'bundle.updated',
+  'bundle.deleted',
+  'bundle.cloned',
+  'option.created',
+  'option.updated',
+  'option.deleted',
+  'option.cloned',
+  'option_products.changed',
+  'price_book.created',
+  'price_book.updated',
+  'price_book.deleted',
+  'prices.changed',
+  'adjustment.changed',
+  'product_variants.changed',
+  'rule.created',
+  'rule.updated',
+  'rule.deleted',
+  'webhook_endpoint.disabled',
+];
+
+/** What the event is about: the resource's id, or the price book whose prices or adjustments changed. */
+function objectId(event: Schemas['Event']): string {
+  const object = event.data.object;
+  if (typeof object !== 'object' || object === null) return '';
+  if ('id' in object) return String(object.id);
+  return 'priceBookId' in object ? String(object.priceBookId) : '';
+}
+
+export function EventsPage({ place, session }: { place: Place; session: Session }) {
+  usePageTitle('Events');
+  const type = place.query.get('type') ?? '';
+  const after = place.query.get('after') ?? '';
+  const [open, setOpen] = useState<string | null>(null);
+  const loaded = useLoad(
+    async () =>
+      (
+        await call(
+          session.api.GET('/v1/events', {
+            params: { query: { limit: 50, after: after || undefined, types: type || undefined } },
+          }),
+        )
+      ).data,
+    [type, after],
+  );
+  const events = loaded.data?.events;
+  return (
+    <section>
+      <h1>Events</h1>
+      <p class="muted">
+        Every write to the catalogue, oldest first, kept for the service’s retention period.
+      </p>
+      <div class="filters">
+        <div class="field">
+          <label for="event-type">Type</label>
+          <select
+            id="event-type"
+            value={type}
+            onChange={(event) => navigate(href('/events', { type: event.currentTarget.value }))}
+          >
+            <option value="">Every type</option>
+            {types.map((t) => (
+              <option key={t} value={t}>
+                {t}
+              </option>
+            ))}
+          </select>
+        </div>
+      </div>
+      <ProblemBanner problem={loaded.problem} />
+      {events === undefined ? (
+        loaded.problem === null && <Loading what="events" />
+      ) : events.length === 0 ? (
+        <p class="empty">No events{after ? ' after this point' : ''}.</p>
+      ) : (
+        <div class="table-wrap">
+          <table class="events">
+            <caption class="visually-hidden">Events</caption>
+            <thead>
+              <tr>
+                <th scope="col">When</th>
+                <th scope="col">Type</th>
+                <th scope="col">Object</th>
+                <th scope="col">Request</th>
+                <th scope="col">
+                  <span class="visually-hidden">Data</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {events.flatMap((event) => [
+                <tr key={event.id}>
+                  <td>{dateTime(event.createdAt)}</td>
+                  <td>
+                    <code>{event.type}</code>
+                  </td>
+                  <td class="mono small">{objectId(event)}</td>
+                  <td class="mono small">{event.requestId ?? '—'}</td>
+                  <td>
+                    <button
+                      type="button"
+                      class="link"
+                      aria-expanded={open === event.id}
+                      onClick={() => setOpen(open === event.id ? null : event.id)}
+                    >
+                      {open === event.id ? 'Hide data' : 'Show data'}
+                    </button>
+                  </td>
+                </tr>,
+                open === event.id && (
+                  <tr key={`${event.id}-data`} class="detail">
+                    <td colSpan={5}>
+                      <pre>{JSON.stringify(event.data.object, null, 2)}</pre>
+                    </td>
+                  </tr>
+                ),
+              ])}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <nav class="pager" aria-label="Pages">
+        {after && <Link to={href('/events', { type })}>Oldest events</Link>}
+        {loaded.data?.nextKey && (
+          <Link to={href('/events', { type, after: loaded.data.nextKey })} rel="next">
+            Later events
+          </Link>
+        )}
+      </nav>
+    </section>
+  );
+}

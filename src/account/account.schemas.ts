@@ -1,0 +1,14 @@
+import { Type } from 'typebox';
+import { component } from '../components.ts';
+
+export const CurrentKey = component(
+  'CurrentKey',
+  Type.Object({
+    keyId: Type.String({ description: 'The id of the API key the request was made with (key_...)' }),
+    accountId: Type.String({ description: 'The account the key belongs to' }),
+    readOnly: Type.Boolean({
+      description:
+        'True for a read-only key: every operation whose security names the role `write` answers 403',
+    }),
+  }),
+);

@@ -1,0 +1,62 @@
+// A real browser for the console's tests: Debian's chromium driven by playwright-core (no browser download), and
+// axe-core for accessibility. A missing browser fails the tests: CI installs the chromium package (.ci/run).
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
+
+export const chromiumPath = process.env.CPQ_CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** Chromium without a sandbox (CI runs as root), a GPU, or any traffic of its own to other hosts. */
+export async function launchChromium(): Promise<Browser> {
+  if (!existsSync(chromiumPath)) {
+    throw new Error(
+      `No browser at ${chromiumPath}: install Debian's chromium package (apt-get install -y chromium), ` +
+        'or set CPQ_CHROMIUM_PATH. The console tests never skip.',
+    );
+  }
+  // playwright-core gives each launch a fresh temporary profile (its own --user-data-dir) and adds --headless.
+  return chromium.launch({
+    executablePath: chromiumPath,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/**
+ * The serious and critical accessibility violations axe-core finds on the page as it is now, one line each. axe
+ * is evaluated through the DevTools protocol, which the page's Content-Security-Policy does not govern.
+ */
+export async function seriousViolations(page: Page): Promise<string[]> {
+  if (!(await page.evaluate('typeof window.axe !== "undefined"'))) await page.evaluate(axeSource);
+  return page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((result) =>
+    result.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => v.id + ' (' + v.impact + '): ' + v.help + ' at ' + v.nodes.map((n) => n.target.join(' ')).join(', ')))`);
+}
+
+/** Where screenshots go when CPQ_CONSOLE_SCREENSHOTS names a folder (npm run screenshots); else none are taken. */
+const screenshots = process.env.CPQ_CONSOLE_SCREENSHOTS;
+
+/** A screenshot of the whole page (or its window, fullPage false), or of one element of it. */
+export async function screenshot(
+  target: Page | Locator,
+  name: string,
+  options: { fullPage?: boolean } = {},
+): Promise<void> {
+  if (!screenshots) return;
+  mkdirSync(screenshots, { recursive: true });
+  const path = join(screenshots, `${name}.png`);
+  if ('goto' in target) await target.screenshot({ path, fullPage: options.fullPage ?? true });
+  else await target.screenshot({ path });
+}

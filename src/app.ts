@@ -8,6 +8,8 @@ import { Type } from 'typebox';
 import { describeLimits } from './api-limits.ts';
 import { bundleDetailsRoutes } from './bundle-details/bundle-details.routes.ts';
 import { bundlesRoutes } from './bundles/bundles.routes.ts';
+import { catalogueFilesRoutes } from './catalogue-files/catalogue-files.routes.ts';
+import { catalogueJsonSchema } from './catalogue-files/catalogue-files.schemas.ts';
 import { component, components } from './components.ts';
 import type { Config } from './config.ts';
 import type { DatabaseHandle } from './db/connect.ts';
@@ -270,6 +272,8 @@ export async function buildApp({
     },
   );
   app.get('/openapi.json', hidden, async () => app.swagger());
+  // The catalogue file's JSON Schema, for editors; no key, like the OpenAPI document.
+  app.get('/catalogue.schema.json', hidden, async () => catalogueJsonSchema());
   await app.register(scalar, {
     routePrefix: '/docs',
     configuration: docsConfiguration,
@@ -286,6 +290,7 @@ export async function buildApp({
         rulesRoutes,
         eventsRoutes,
         webhooksRoutes,
+        catalogueFilesRoutes,
       ]) {
         await v1.register(routes, { db, config, answers, metrics });
       }

@@ -38,3 +38,9 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
     FastifySchemaCompiler<unknown>
   >;
 };
+
+/** A validator of a JSON document read outside a route, as bodies are validated (the command line reads files). */
+export function jsonValidator(schema: object) {
+  learnComponents();
+  return bodyAjv.compile(schema);
+}

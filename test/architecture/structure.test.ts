@@ -21,7 +21,7 @@ const layers: readonly (readonly string[])[] = [
   ['keys'],
   ['http'],
   ['events', 'catalogue'],
-  ['bundles', 'options', 'price-books', 'bundle-details', 'quotes', 'rules', 'webhooks'],
+  ['bundles', 'options', 'price-books', 'bundle-details', 'quotes', 'rules', 'webhooks', 'catalogue-files'],
   ['demo', 'api-limits.ts'],
   ['app.ts'],
   ['server.ts'],

@@ -19,10 +19,7 @@ interface Command {
   options?: NonNullable<Parameters<typeof parseArgs>[0]>['options'];
   positionals?: number;
   /** Answers the exit code when it is not 0. */
-  run: (
-    values: Record<string, string | boolean | undefined>,
-    positionals: string[],
-  ) => Promise<unknown>;
+  run: (values: Record<string, string | boolean | undefined>, positionals: string[]) => Promise<unknown>;
 }
 
 async function withDatabase<T>(work: (db: Db) => Promise<T>): Promise<T> {

@@ -190,7 +190,7 @@ export type CatalogueFile = Static<typeof catalogueFileSchema>;
 
 /** The JSON Schema document itself, as published. */
 export function catalogueJsonSchema(): Record<string, unknown> {
-  return { $schema: 'https://json-schema.org/draft/2020-12/schema', ...catalogueFileSchema };
+  return { $schema: 'http://json-schema.org/draft-07/schema#', ...catalogueFileSchema };
 }
 
 export const CatalogueFileComponent = component('CatalogueFile', catalogueFileSchema);

@@ -63,7 +63,12 @@ export function randomCatalogue(seed: number, size = { bundles: 4 }): { formatVe
     const out: Json = {};
     maybe(out, 'allowUnitPriceEditing', chance(0.3));
     maybe(out, 'prices', prices, 0.1);
-    if (variants) out.productVariants = { isDynamic: false, template: '{size}', properties: [{ name: 'size', values: variants }] };
+    if (variants)
+      out.productVariants = {
+        isDynamic: false,
+        template: '{size}',
+        properties: [{ name: 'size', values: variants }],
+      };
     return out;
   };
 
@@ -145,7 +150,9 @@ export function randomCatalogue(seed: number, size = { bundles: 4 }): { formatVe
           }
           return { option: pick(options).name };
         };
-        const when = chance(0.6) ? selector() : pick([{ all: [selector(), selector()] }, { not: selector() }, { any: [selector()] }]);
+        const when = chance(0.6)
+          ? selector()
+          : pick([{ all: [selector(), selector()] }, { not: selector() }, { any: [selector()] }]);
         const rule: Json = {
           // Names repeat now and then: the n-th of a name is matched with the n-th.
           name: `rule ${int(3)}`,

@@ -40,9 +40,13 @@ async function answers(call: Call, key: string): Promise<unknown[]> {
     nextKey = page.body.nextKey;
   } while (nextKey);
   for (const id of ids) {
-    const details = await call('GET', `/v1/bundles-details?bundleIds=${id}&at=2026-06-01T00:00:00.000Z`, { key });
+    const details = await call('GET', `/v1/bundles-details?bundleIds=${id}&at=2026-06-01T00:00:00.000Z`, {
+      key,
+    });
     const bundle = details.body.bundles[0];
-    const options = [...bundle.included, ...bundle.addOns].filter((o: { products: unknown[] }) => o.products.length > 0);
+    const options = [...bundle.included, ...bundle.addOns].filter(
+      (o: { products: unknown[] }) => o.products.length > 0,
+    );
     const quotes = [];
     for (const currency of ['USD', 'JPY']) {
       const quote = await call('POST', '/v1/quotes/price', {
@@ -75,7 +79,11 @@ export async function roundTrip(ctx: TestContext, seed: number): Promise<void> {
   const first = await apply(ctx.call, a, file);
   assert.equal(first.summary.create, file.bundles.length, `seed ${seed}`);
   const exported = await exportText(ctx.call, a);
-  assert.deepEqual((await apply(ctx.call, a, file)).summary, { create: 0, change: 0, delete: 0 }, `seed ${seed}: second apply`);
+  assert.deepEqual(
+    (await apply(ctx.call, a, file)).summary,
+    { create: 0, change: 0, delete: 0 },
+    `seed ${seed}: second apply`,
+  );
   assert.deepEqual(
     (await apply(ctx.call, a, JSON.parse(exported), '?prune=true')).summary,
     { create: 0, change: 0, delete: 0 },
@@ -83,7 +91,11 @@ export async function roundTrip(ctx: TestContext, seed: number): Promise<void> {
   );
   await apply(ctx.call, b, JSON.parse(exported));
   assert.equal(await exportText(ctx.call, b), exported, `seed ${seed}: export of the copy`);
-  assert.deepEqual(await answers(ctx.call, b), await answers(ctx.call, a), `seed ${seed}: details and quotes`);
+  assert.deepEqual(
+    await answers(ctx.call, b),
+    await answers(ctx.call, a),
+    `seed ${seed}: details and quotes`,
+  );
 }
 
 /**
@@ -96,7 +108,11 @@ export async function changeTrip(ctx: TestContext, seed: number): Promise<void> 
   const [c, d] = [await ctx.newKey(`ct-${seed}-c`), await ctx.newKey(`ct-${seed}-d`)];
   await apply(ctx.call, c, before);
   const empty = { create: 0, change: 0, delete: 0 };
-  assert.notDeepEqual((await apply(ctx.call, c, after, '?prune=true')).summary, empty, `seed ${seed}: a change`);
+  assert.notDeepEqual(
+    (await apply(ctx.call, c, after, '?prune=true')).summary,
+    empty,
+    `seed ${seed}: a change`,
+  );
   assert.deepEqual((await apply(ctx.call, c, after, '?prune=true')).summary, empty, `seed ${seed}: again`);
   await apply(ctx.call, d, after);
   const plan = await apply(ctx.call, d, JSON.parse(await exportText(ctx.call, c)), '?prune=true&dryRun=true');

@@ -7,33 +7,37 @@ import { apply, exportText } from './round-trip.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
-const laptop = (overrides: Record<string, unknown> = {}) => ({
-  header: { productId: 'LAPTOP', properties: { color: 'grey' } },
-  options: [
-    {
-      name: 'Memory',
-      type: 'INCLUDED',
-      configuration: { minCount: 1, maxCount: 1, defaultProductId: 'RAM-16' },
-      products: [
-        { productId: 'RAM-16', entry: { prices: { USD: { listPrice: 80 }, EUR: { listPrice: 75 } } } },
-        { productId: 'RAM-32', entry: { prices: { USD: { listPrice: 160 } } } },
+// A fresh copy each time, typed loosely (JSON), so that a test may change any part of it.
+const laptop = (overrides: Record<string, unknown> = {}) =>
+  JSON.parse(
+    JSON.stringify({
+      header: { productId: 'LAPTOP', properties: { color: 'grey' } },
+      options: [
+        {
+          name: 'Memory',
+          type: 'INCLUDED',
+          configuration: { minCount: 1, maxCount: 1, defaultProductId: 'RAM-16' },
+          products: [
+            { productId: 'RAM-16', entry: { prices: { USD: { listPrice: 80 }, EUR: { listPrice: 75 } } } },
+            { productId: 'RAM-32', entry: { prices: { USD: { listPrice: 160 } } } },
+          ],
+        },
+        {
+          name: 'Warranty',
+          products: [{ productId: 'WARRANTY-3Y', entry: { prices: { USD: { standardPrice: 99 } } } }],
+        },
       ],
-    },
-    {
-      name: 'Warranty',
-      products: [{ productId: 'WARRANTY-3Y', entry: { prices: { USD: { standardPrice: 99 } } } }],
-    },
-  ],
-  rules: [
-    {
-      name: 'Big memory needs the warranty',
-      kind: 'requires',
-      when: { option: 'Memory', productId: 'RAM-32' },
-      then: [{ option: 'Warranty' }],
-    },
-  ],
-  ...overrides,
-});
+      rules: [
+        {
+          name: 'Big memory needs the warranty',
+          kind: 'requires',
+          when: { option: 'Memory', productId: 'RAM-32' },
+          then: [{ option: 'Warranty' }],
+        },
+      ],
+      ...overrides,
+    }),
+  );
 const file = (...bundles: unknown[]) => ({ formatVersion: 1, bundles });
 
 describeEachDatabase('catalogue files', (ctx) => {
@@ -156,14 +160,14 @@ describeEachDatabase('catalogue files', (ctx) => {
       ['bundle.created'],
     );
     const changed = laptop();
-    changed.options[0]!.products[1]!.entry = {
+    changed.options[0].products[1].entry = {
       prices: { USD: { listPrice: 150 }, JPY: { listPrice: 20000 } },
     };
-    changed.options[1]!.products.push({
+    changed.options[1].products.push({
       productId: 'WARRANTY-5Y',
       entry: { prices: { USD: { standardPrice: 149 } } },
     });
-    (changed.header as { properties: Record<string, string> }).properties = { color: 'black' };
+    changed.header.properties = { color: 'black' };
     const plan = await apply(ctx.call, key, file(changed));
     assert.deepEqual(plan.summary, { create: 1, change: 2, delete: 0 });
     assert.deepEqual(plan.changes, [
@@ -205,7 +209,7 @@ describeEachDatabase('catalogue files', (ctx) => {
     const key = await ctx.newKey('prune');
     await apply(ctx.call, key, file(laptop(), laptop({ header: { productId: 'DESKTOP' } })));
     const smaller = laptop({ rules: [] });
-    smaller.options = [{ ...smaller.options[0]!, products: [smaller.options[0]!.products[0]!] }];
+    smaller.options = [{ ...smaller.options[0], products: [smaller.options[0].products[0]] }];
     const kept = await apply(ctx.call, key, file(smaller));
     assert.deepEqual(kept.summary, empty, 'without prune nothing is deleted');
     assert.equal(JSON.parse(await exportText(ctx.call, key)).bundles.length, 2);

@@ -445,3 +445,46 @@ export function changedFields(before: object, after: object): { before: Fields; 
   collect(before, after, '', out);
   return Object.keys(out.before).length === 0 ? null : out;
 }
+
+/** Lines of an exported file stay within this many characters where a value allows. */
+const LINE_WIDTH = 120;
+
+/** A value as JSON on one line, or undefined when that would take more than `budget` characters. */
+function oneLine(value: unknown, budget: number): string | undefined {
+  if (value === null || typeof value !== 'object') {
+    const text = JSON.stringify(value);
+    return text.length <= budget ? text : undefined;
+  }
+  const parts: string[] = [];
+  let length = 4;
+  const entries: [string | null, unknown][] = Array.isArray(value)
+    ? value.map((item) => [null, item])
+    : Object.entries(value);
+  for (const [name, item] of entries) {
+    const label = name === null ? '' : `${JSON.stringify(name)}: `;
+    const text = oneLine(item, budget - length - label.length);
+    if (text === undefined) return undefined;
+    parts.push(label + text);
+    length += label.length + text.length + 2;
+    if (length > budget) return undefined;
+  }
+  if (Array.isArray(value)) return `[${parts.join(', ')}]`;
+  return parts.length === 0 ? '{}' : `{ ${parts.join(', ')} }`;
+}
+
+/**
+ * JSON for people and for diffs: an object or array that fits on its line stays on it (a price, a configuration,
+ * a selector), anything larger has one member a line, indented by two. Parsed, it is the value itself.
+ */
+export function formatJson(value: unknown, indent = '', label = 0): string {
+  const flat = oneLine(value, LINE_WIDTH - indent.length - label);
+  if (flat !== undefined) return flat;
+  const inner = `${indent}  `;
+  if (Array.isArray(value))
+    return `[\n${value.map((item) => inner + formatJson(item, inner)).join(',\n')}\n${indent}]`;
+  const members = Object.entries(value as Record<string, unknown>).map(([name, item]) => {
+    const key = `${JSON.stringify(name)}: `;
+    return `${inner}${key}${formatJson(item, inner, key.length)}`;
+  });
+  return `{\n${members.join(',\n')}\n${indent}}`;
+}

@@ -1,5 +1,5 @@
-import { PostgresAdapter, type Selectable } from 'kysely';
-import type { BundleOptionsTable, BundlesTable, Executor } from '../db/database.ts';
+import { type InsertObject, PostgresAdapter, type Selectable } from 'kysely';
+import type { BundleOptionsTable, BundlesTable, Database, Executor } from '../db/database.ts';
 
 /** Every bundle of the account with what its key is made of, in id order. */
 export async function listBundleKeyRows(
@@ -101,4 +101,32 @@ export async function deleteVariantsRow(
     .where('price_book_id', '=', priceBookId)
     .where('product_id', '=', productId)
     .execute();
+}
+
+/**
+ * Inserts rows of one table in statements of a few fixed sizes. SQLite keeps the prepared statements it is given
+ * (src/db/sqlite-driver.ts), each holding native memory in proportion to its size: statements of every row count
+ * up to 500, as a large apply would make, held hundreds of megabytes. So SQLite gets statements of 50 rows and
+ * the remainder one row at a time, two shapes a table; PostgreSQL, which keeps none, 500 rows a statement.
+ */
+export async function insertBatch<T extends keyof Database & string>(
+  tx: Executor,
+  table: T,
+  rows: readonly InsertObject<Database, T>[],
+): Promise<void> {
+  const postgres = tx.getExecutor().adapter instanceof PostgresAdapter;
+  const chunk = postgres ? 500 : 50;
+  let start = 0;
+  for (; start + chunk <= rows.length || (postgres && start < rows.length); start += chunk) {
+    await tx
+      .insertInto(table)
+      .values(rows.slice(start, start + chunk) as InsertObject<Database, T>[])
+      .execute();
+  }
+  for (; start < rows.length; start++) {
+    await tx
+      .insertInto(table)
+      .values(rows[start] as InsertObject<Database, T>)
+      .execute();
+  }
 }

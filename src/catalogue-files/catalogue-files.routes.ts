@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import { ProblemRef } from '../http/common-schemas.ts';
 import { tag } from '../http/openapi.ts';
 import type { Routes } from '../http/routes.ts';
+import { validatorCompiler } from '../http/validation.ts';
 import { ApplyQuery, CatalogueFileComponent, Plan } from './catalogue-files.schemas.ts';
 import { applyCatalogue, exportCatalogue } from './catalogue-files.service.ts';
 
@@ -38,6 +39,9 @@ export const catalogueFilesRoutes: Routes = async (app, { db, config }) => {
     '/catalogue/apply',
     {
       bodyLimit: config.catalogueBodyLimit,
+      // The service checks the file itself, once, with the validator it shares with the command line; the body
+      // schema below documents it.
+      validatorCompiler: (route) => (route.httpPart === 'body' ? () => true : validatorCompiler(route)),
       config: { etag: false },
       schema: {
         operationId: 'applyCatalogue',

@@ -65,12 +65,18 @@ const FileRule = Type.Object(
 );
 export type FileRule = Static<typeof FileRule>;
 
+/** The six shapes, told apart by `type`: a validator reading the discriminator checks one shape per adjustment. */
+const TaggedAdjustment = Type.Unsafe<Static<typeof Adjustment>>({
+  oneOf: Adjustment.anyOf,
+  discriminator: { propertyName: 'type' },
+});
+
 const FilePrices = Type.Object(
   {
     standardPrice: Type.Optional(Nullable(Money)),
     listPrice: Type.Optional(Nullable(Money)),
     adjustment: Type.Optional(
-      Nullable(Adjustment, {
+      Nullable(TaggedAdjustment, {
         description: 'One of the six adjustment shapes; allowUnitPriceEditing belongs to the entry',
       }),
     ),

@@ -16,7 +16,6 @@ import { newId } from '../ids.ts';
 import {
   deleteOptionProductRow,
   deleteOptionRow,
-  insertRows,
   updateOptionProductRow,
   updateOptionRow,
 } from '../options/options.repository.ts';
@@ -35,6 +34,7 @@ import {
   changedFields,
   type Entry,
   fileProblems,
+  formatJson,
   normaliseBundle,
   type Option,
   type Product,
@@ -43,6 +43,7 @@ import {
 import {
   deletePriceRows,
   deleteVariantsRow,
+  insertBatch,
   listBundleKeyRows,
   listBundlesByIds,
   lockBundles,
@@ -77,8 +78,7 @@ export async function* exportCatalogue(db: Db, accountId: string): AsyncGenerato
   for (const ids of chunks([...keys.keys()], PAGE)) {
     const stored = await readSnapshot(db, (tx) => loadStoredBundles(tx, accountId, ids, keys));
     for (const { form } of stored) {
-      const text = JSON.stringify(form, null, 2).replaceAll('\n', '\n    ');
-      yield `${first ? '' : ','}\n    ${text}`;
+      yield `${first ? '' : ','}\n    ${formatJson(form, '    ')}`;
       first = false;
     }
   }
@@ -143,7 +143,7 @@ class Inserts {
   async flush(): Promise<void> {
     for (const table of insertOrder) {
       const rows = this.#rows.get(table);
-      if (rows && rows.length > 0) await insertRows(this.#tx, table, rows as never[]);
+      if (rows && rows.length > 0) await insertBatch(this.#tx, table, rows as never[]);
     }
     this.#rows.clear();
     this.#count = 0;
@@ -616,16 +616,17 @@ async function bundleEvents(
 async function run(
   tx: Executor,
   accountId: string,
-  bundles: Bundle[],
+  file: CatalogueFile,
   options: ApplyOptions,
   write: boolean,
 ): Promise<Plan> {
   const keys = bundleKeys(await listBundleKeyRows(tx, accountId));
   const idOfKey = new Map([...keys].map(([id, key]) => [key, id]));
-  const inFile = new Set(bundles.map((b) => b.key));
+  const fileKeys = file.bundles.map((b) => b.key ?? b.header.productId);
+  const inFile = new Set(fileKeys);
   const doomed = options.prune ? [...keys].filter(([, key]) => !inFile.has(key)).map(([id]) => id) : [];
   if (write) {
-    const touched = bundles.flatMap((b) => idOfKey.get(b.key) ?? []);
+    const touched = fileKeys.flatMap((key) => idOfKey.get(key) ?? []);
     await lockBundles(tx, accountId, [...touched, ...doomed]);
   }
   const ctx: Context = {
@@ -639,9 +640,11 @@ async function run(
   };
   const created: string[] = [];
   const changed: string[] = [];
-  const total = bundles.length + doomed.length;
+  const total = file.bundles.length + doomed.length;
   let done = 0;
-  for (const page of chunks(bundles, PAGE)) {
+  // Normal forms a page at a time: the file is in memory once, not twice.
+  for (const slice of chunks(file.bundles, PAGE)) {
+    const page = slice.map(normaliseBundle);
     const ids = page.flatMap((b) => idOfKey.get(b.key) ?? []);
     const stored = new Map((await loadStoredBundles(tx, accountId, ids, keys)).map((s) => [s.form.key, s]));
     for (const bundle of page) {
@@ -696,10 +699,9 @@ export async function applyCatalogue(
   options: ApplyOptions,
 ): Promise<Plan> {
   const checked = checkCatalogueFile(file);
-  const bundles = checked.bundles.map(normaliseBundle);
-  if (options.dryRun) return readSnapshot(db, (tx) => run(tx, accountId, bundles, options, false));
+  if (options.dryRun) return readSnapshot(db, (tx) => run(tx, accountId, checked, options, false));
   try {
-    return await db.transaction().execute((tx) => run(tx, accountId, bundles, options, true));
+    return await db.transaction().execute((tx) => run(tx, accountId, checked, options, true));
   } catch (error) {
     if (lostRace(error)) {
       throw new AppError(

@@ -7,6 +7,8 @@ import type { TestContext } from '../helpers/app.ts';
 import { randomCatalogue } from './random-catalogue.ts';
 
 type Call = TestContext['call'];
+/** What the properties need of a test context: calls, and keys of new accounts. */
+export type Accounts = Pick<TestContext, 'call' | 'newKey'>;
 
 const idPattern = /\b(bnd|opt|opp|pb|rul|evt)_[0-9A-HJKMNP-TV-Z]{26}\b/g;
 
@@ -73,7 +75,7 @@ async function answers(call: Call, key: string): Promise<unknown[]> {
 }
 
 /** One seed's round trip on the context's database, in two accounts of its own. */
-export async function roundTrip(ctx: TestContext, seed: number): Promise<void> {
+export async function roundTrip(ctx: Accounts, seed: number): Promise<void> {
   const file = randomCatalogue(seed);
   const [a, b] = [await ctx.newKey(`rt-${seed}-a`), await ctx.newKey(`rt-${seed}-b`)];
   const first = await apply(ctx.call, a, file);
@@ -103,7 +105,7 @@ export async function roundTrip(ctx: TestContext, seed: number): Promise<void> {
  * file says: applying that file again plans nothing, and the account's export, planned against an account made
  * from the second file alone, plans nothing either.
  */
-export async function changeTrip(ctx: TestContext, seed: number): Promise<void> {
+export async function changeTrip(ctx: Accounts, seed: number): Promise<void> {
   const [before, after] = [randomCatalogue(seed), randomCatalogue(seed + 1)];
   const [c, d] = [await ctx.newKey(`ct-${seed}-c`), await ctx.newKey(`ct-${seed}-d`)];
   await apply(ctx.call, c, before);

@@ -3,7 +3,7 @@ import { component, declaredSchema } from '../components.ts';
 import { Currency, Instant, Nullable, ProductId, Properties } from '../http/common-schemas.ts';
 import { DisplayOrder, OptionType, ProductConfigurationInput } from '../options/options.schemas.ts';
 import { ProductVariantsBody } from '../price-books/price-books.schemas.ts';
-import { Adjustment, Money } from '../pricing/adjustment.schema.ts';
+import { Adjustment, Money, PriceAdjustment } from '../pricing/adjustment.schema.ts';
 import { MAX_RULES_PER_BUNDLE, MAX_WHEN_DEPTH, RuleKind } from '../rules/rules.schemas.ts';
 
 // The catalogue file (README "Catalogue as code"). Every schema here is written out inline, with no reference to a
@@ -199,7 +199,21 @@ export function catalogueJsonSchema(): Record<string, unknown> {
   return { $schema: 'http://json-schema.org/draft-07/schema#', ...catalogueFileSchema };
 }
 
-export const CatalogueFileComponent = component('CatalogueFile', catalogueFileSchema);
+/**
+ * The file's schema as the API document names it: the adjustments are the API's PriceAdjustment, whose members are
+ * named components that the document's discriminator can select (an inline oneOf it cannot).
+ */
+function withNamedAdjustments(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withNamedAdjustments);
+  if (node === null || typeof node !== 'object') return node;
+  if ('discriminator' in node && 'oneOf' in node) return PriceAdjustment;
+  return Object.fromEntries(Object.entries(node).map(([name, value]) => [name, withNamedAdjustments(value)]));
+}
+
+export const CatalogueFileComponent = component(
+  'CatalogueFile',
+  Type.Unsafe<CatalogueFile>(withNamedAdjustments(catalogueFileSchema) as TSchema),
+);
 
 export const ApplyQuery = Type.Object(
   {

@@ -1450,76 +1450,7 @@ export interface components {
                                     standardPrice?: number | null;
                                     listPrice?: number | null;
                                     /** @description One of the six adjustment shapes; allowUnitPriceEditing belongs to the entry */
-                                    adjustment?: ({
-                                        /** @enum {string} */
-                                        type: "override";
-                                        /** @description The unit price, replacing the base price. */
-                                        amount: number;
-                                        /** @description When true, sales reps may edit the unit price in the quote-building interface. */
-                                        allowUnitPriceEditing?: boolean;
-                                    } | {
-                                        /** @enum {string} */
-                                        type: "percent";
-                                        /** @description Discount off the base price (listPrice, else standardPrice) in percent, -1000 to 100, at most 6 decimal places; a negative amount is a markup. */
-                                        amount: number;
-                                        /** @description When true, sales reps may edit the unit price in the quote-building interface. */
-                                        allowUnitPriceEditing?: boolean;
-                                    } | {
-                                        /** @enum {string} */
-                                        type: "volume";
-                                        /** @description Sorted, contiguous tiers: the first starts at 0 or more, each next firstUnit is the previous lastUnit + 1. The tier holding the line quantity prices every unit. */
-                                        tiers: {
-                                            /** @description A quantity of units: a non-negative whole number. */
-                                            firstUnit: number;
-                                            /** @description Last quantity of the tier, inclusive; null or absent on the last tier means no limit. */
-                                            lastUnit?: number | null;
-                                            /** @description Price: a non-negative decimal number below 10^15 with at most 6 decimal places. */
-                                            unitPrice: number;
-                                        }[];
-                                        /** @description When true, sales reps may edit the unit price in the quote-building interface. */
-                                        allowUnitPriceEditing?: boolean;
-                                    } | {
-                                        /** @enum {string} */
-                                        type: "enum";
-                                        /** @description Name of the product property to look up. */
-                                        property: string;
-                                        /** @description Unique values; the one equal to the product’s value of `property` sets the unit price. */
-                                        values: {
-                                            value: string;
-                                            /** @description Price: a non-negative decimal number below 10^15 with at most 6 decimal places. */
-                                            unitPrice: number;
-                                        }[];
-                                        /** @description When true, sales reps may edit the unit price in the quote-building interface. */
-                                        allowUnitPriceEditing?: boolean;
-                                    } | {
-                                        /** @enum {string} */
-                                        type: "range";
-                                        /** @description Name of the product property whose numeric value is looked up. */
-                                        property: string;
-                                        /** @description Non-overlapping ranges with firstUnit <= lastUnit. */
-                                        values: {
-                                            /** @description Lowest property value of the range, inclusive. */
-                                            firstUnit: number;
-                                            /** @description Highest property value of the range, inclusive. */
-                                            lastUnit: number;
-                                            /** @description Price: a non-negative decimal number below 10^15 with at most 6 decimal places. */
-                                            unitPrice: number;
-                                        }[];
-                                        /** @description When true, sales reps may edit the unit price in the quote-building interface. */
-                                        allowUnitPriceEditing?: boolean;
-                                    } | {
-                                        /** @enum {string} */
-                                        type: "variant";
-                                        /** @description Unique variant ids; the chosen variant’s entry sets the unit price. */
-                                        values: {
-                                            /** @description A variant id, 1-200 characters. */
-                                            value: string;
-                                            /** @description Price: a non-negative decimal number below 10^15 with at most 6 decimal places. */
-                                            unitPrice: number;
-                                        }[];
-                                        /** @description When true, sales reps may edit the unit price in the quote-building interface. */
-                                        allowUnitPriceEditing?: boolean;
-                                    }) | null;
+                                    adjustment?: components["schemas"]["PriceAdjustment"] | null;
                                 };
                             };
                             productVariants?: {

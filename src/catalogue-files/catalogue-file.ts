@@ -477,6 +477,7 @@ function oneLine(value: unknown, budget: number): string | undefined {
  * a selector), anything larger has one member a line, indented by two. Parsed, it is the value itself.
  */
 export function formatJson(value: unknown, indent = '', label = 0): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
   const flat = oneLine(value, LINE_WIDTH - indent.length - label);
   if (flat !== undefined) return flat;
   const inner = `${indent}  `;

@@ -1,7 +1,7 @@
 import { type Static, type TSchema, type TUnsafe, Type } from 'typebox';
 import { component, declaredSchema } from '../components.ts';
 import { Currency, Instant, Nullable, ProductId, Properties } from '../http/common-schemas.ts';
-import { DisplayOrder, OptionType, ProductConfigurationInput } from '../options/options.schemas.ts';
+import { OptionType, ProductConfigurationInput } from '../options/options.schemas.ts';
 import { ProductVariantsBody } from '../price-books/price-books.schemas.ts';
 import { Adjustment, Money, PriceAdjustment } from '../pricing/adjustment.schema.ts';
 import { MAX_RULES_PER_BUNDLE, MAX_WHEN_DEPTH, RuleKind } from '../rules/rules.schemas.ts';
@@ -19,14 +19,19 @@ function inline<T extends TSchema>(reference: T): TUnsafe<Static<T>> {
 export const CATALOGUE_FORMAT_VERSION = 1;
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
+// Whatever the account can hold must export to a valid file: an option cloned through the API is named
+// "<name> (copy)", past the 200 characters a create allows, and its book after it; clones place an option after
+// the last, past the display orders a write may give. So these are bounded only by the body limit.
+const LongName = Type.String({ minLength: 1 });
+const AnyOrder = Type.Integer({ minimum: 0 });
 const Text = Nullable(Type.String({ maxLength: 2000 }));
 const Count = Nullable(Type.Integer({ minimum: 0, maximum: 1_000_000 }));
 const Order = (what: string) =>
-  Type.With(DisplayOrder, { description: `Defaults to one after the previous ${what} of the list` });
+  Type.With(AnyOrder, { description: `Defaults to one after the previous ${what} of the list` });
 
 const FileSelector = Type.Object(
   {
-    option: Type.With(Name, { description: 'The name of an option of the bundle' }),
+    option: Type.With(LongName, { description: 'The name of an option of the bundle' }),
     productId: Type.Optional(
       Type.With(ProductId, { description: 'A product of that option; without it, any product of it' }),
     ),
@@ -117,7 +122,7 @@ export type FileProduct = Static<typeof FileProduct>;
 
 const FilePriceBook = Type.Object(
   {
-    name: Type.Optional(Type.With(Name, { description: "Defaults to the option's name" })),
+    name: Type.Optional(Type.With(LongName, { description: "Defaults to the option's name" })),
     description: Type.Optional(Text),
     effectiveStartDate: Type.Optional(Nullable(Instant)),
     effectiveEndDate: Type.Optional(Nullable(Instant)),
@@ -128,7 +133,7 @@ export type FilePriceBook = Static<typeof FilePriceBook>;
 
 const FileOption = Type.Object(
   {
-    name: Type.With(Name, { description: 'The key of the option within its bundle' }),
+    name: Type.With(LongName, { description: 'The key of the option within its bundle' }),
     type: Type.Optional(OptionType),
     description: Type.Optional(Text),
     displayOrder: Type.Optional(Order('option')),
@@ -150,7 +155,7 @@ const FileOption = Type.Object(
           "The option's current price book; null: none is served (a deleted one). Absent: a book named after the option",
       }),
     ),
-    products: Type.Optional(Type.Array(FileProduct, { maxItems: 10_000 })),
+    products: Type.Optional(Type.Array(FileProduct)),
   },
   { additionalProperties: false },
 );
@@ -169,7 +174,7 @@ const FileBundle = Type.Object(
     ),
     isActive: Type.Optional(Type.Boolean({ description: 'Defaults to true' })),
     clonedBundleTempName: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
-    options: Type.Optional(Type.Array(FileOption, { maxItems: 1000 })),
+    options: Type.Optional(Type.Array(FileOption)),
     rules: Type.Optional(Type.Array(FileRule, { maxItems: MAX_RULES_PER_BUNDLE })),
   },
   { additionalProperties: false },
@@ -181,7 +186,7 @@ export const catalogueFileSchema = Type.Object(
   {
     $schema: Type.Optional(Type.String({ description: 'Where an editor finds this schema; ignored' })),
     formatVersion: Type.Literal(CATALOGUE_FORMAT_VERSION),
-    bundles: Type.Array(FileBundle, { maxItems: 100_000 }),
+    bundles: Type.Array(FileBundle),
   },
   {
     additionalProperties: false,

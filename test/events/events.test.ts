@@ -189,7 +189,10 @@ describeEachDatabase('events', (ctx) => {
 
     // A catalogue apply records one event per bundle it made, changed or deleted.
     const applied = await onlyEvent(
-      call('POST', '/v1/catalogue/apply', { formatVersion: 1, bundles: [{ header: { productId: 'EV-CAT' } }] }),
+      call('POST', '/v1/catalogue/apply', {
+        formatVersion: 1,
+        bundles: [{ header: { productId: 'EV-CAT' } }],
+      }),
       200,
       'bundle.created',
     );

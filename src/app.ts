@@ -219,6 +219,8 @@ export async function buildApp({
 
   const { db } = database;
   const hidden = { schema: { hide: true } };
+  // The catalogue file's JSON Schema, for editors; no key, like the OpenAPI document.
+  app.get('/catalogue.schema.json', hidden, async () => catalogueJsonSchema());
   app.get(
     '/healthz',
     {
@@ -272,8 +274,6 @@ export async function buildApp({
     },
   );
   app.get('/openapi.json', hidden, async () => app.swagger());
-  // The catalogue file's JSON Schema, for editors; no key, like the OpenAPI document.
-  app.get('/catalogue.schema.json', hidden, async () => catalogueJsonSchema());
   await app.register(scalar, {
     routePrefix: '/docs',
     configuration: docsConfiguration,

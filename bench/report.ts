@@ -1,4 +1,6 @@
 // Targets, and the two forms of the results: JSON for machines and diffs, Markdown for people.
+
+import { type CatalogueFileResult, catalogueRssLimitBytes } from './catalogue-file.ts';
 import type { HostileResult } from './hostile.ts';
 import type { Measurement } from './load.ts';
 import type { WebhooksResult } from './webhooks.ts';
@@ -51,6 +53,8 @@ export interface DatabaseResult {
   webhooks: WebhooksResult | null;
   /** Normal load alone, then beside hostile requests (bench/hostile.ts). */
   hostile: HostileResult | null;
+  /** A catalogue file applied, exported and applied again (bench/catalogue-file.ts). */
+  catalogueFile: CatalogueFileResult | null;
   targets: Target[];
 }
 
@@ -97,6 +101,43 @@ export function hostileTargets(hostile: HostileResult): Target[] {
       limit: '0',
       pass: hostile.failures === 0,
     },
+  ];
+}
+
+export function catalogueFileTargets(result: CatalogueFileResult): Target[] {
+  const steps: [string, CatalogueFileResult['export']][] = [
+    ['apply into an empty account', result.applyEmpty],
+    ['export', result.export],
+    ['apply of an unchanged file', result.applyUnchanged],
+  ];
+  return steps.map(([what, step]) => ({
+    name: `catalogue-file: peak RSS growth, ${what}`,
+    value: `+${mb(step.rssGrowthBytes)} MB (${fixed(step.seconds)} s)`,
+    limit: `< ${mb(catalogueRssLimitBytes)} MB`,
+    pass: step.rssGrowthBytes < catalogueRssLimitBytes,
+  }));
+}
+
+function catalogueFileSection(result: CatalogueFileResult | null): string[] {
+  if (!result) return [];
+  const row = (label: string, step: CatalogueFileResult['export']) => [
+    label,
+    fixed(step.seconds),
+    mb(step.rssGrowthBytes),
+  ];
+  return [
+    `**Catalogue file: ${result.bundles.toLocaleString('en-US')} bundles, ${result.priceRows.toLocaleString('en-US')} ` +
+      `price rows (${mb(result.fileBytes)} MB as sent, ${mb(result.exportBytes)} MB exported)**`,
+    '',
+    ...table(
+      [{ header: 'Step' }, { header: 'seconds', right: true }, { header: 'peak RSS growth MB', right: true }],
+      [
+        row('Apply into an empty account', result.applyEmpty),
+        row('Export (streamed)', result.export),
+        row('Apply the export again (empty plan)', result.applyUnchanged),
+      ],
+    ),
+    '',
   ];
 }
 
@@ -384,6 +425,7 @@ export function toMarkdown(results: Results): string {
     ];
     lines.push(...growth.filter((g) => g !== '').map((g) => `- ${g}`));
     lines.push(...webhooksSection(db.webhooks));
+    lines.push(...catalogueFileSection(db.catalogueFile));
     if (db.serviceRestarts > 0) {
       lines.push(
         `- The service was restarted ${db.serviceRestarts} time(s): a scenario left a backlog that had not ` +

@@ -23,6 +23,7 @@ import {
   type SeededBundle,
   tinyPlan,
 } from './catalogue.ts';
+import { measureCatalogueFile } from './catalogue-file.ts';
 import { measureHostile } from './hostile.ts';
 import { measure, measureTogether, type Target } from './load.ts';
 import {
@@ -37,6 +38,7 @@ import {
 import { summarizeProfiles } from './profile-summary.ts';
 import { progress } from './progress.ts';
 import {
+  catalogueFileTargets,
   type DatabaseResult,
   evaluateTargets,
   type GrowthPoint,
@@ -313,6 +315,31 @@ async function measureGrowth(
 
 async function benchDatabase(dialect: Dialect): Promise<DatabaseResult> {
   progress.database(dialect);
+  const catalogueFile =
+    args.scenario === undefined || args.scenario.includes('catalogue-file')
+      ? await measureCatalogueFile(dialect)
+      : null;
+  if (catalogueFile && args.scenario?.every((name) => name === 'catalogue-file')) {
+    return {
+      dialect,
+      catalogue: { bundles: 0, rows: 0, seconds: 0 },
+      scenarios: [],
+      peakRssBytes: 0,
+      startRssBytes: 0,
+      serviceRestarts: 0,
+      pagination: null,
+      detailsBySize: [],
+      detailsBuiltBySize: [],
+      listBySize: [],
+      configureByRules: [],
+      configureByProducts: [],
+      extraLoad: null,
+      webhooks: null,
+      hostile: null,
+      catalogueFile,
+      targets: catalogueFileTargets(catalogueFile),
+    };
+  }
   progress.phase('creating a fresh database');
   const database = await createTestDatabase(dialect);
   const profileDir = args.profile
@@ -348,6 +375,7 @@ async function benchDatabase(dialect: Dialect): Promise<DatabaseResult> {
       extraLoad: null,
       webhooks: null,
       hostile: null,
+      catalogueFile,
       targets: [],
     };
     try {
@@ -382,6 +410,7 @@ async function benchDatabase(dialect: Dialect): Promise<DatabaseResult> {
         { ceiling: 'ceiling', details: 'details-1-large' },
       ),
       ...(result.hostile ? hostileTargets(result.hostile) : []),
+      ...(catalogueFile ? catalogueFileTargets(catalogueFile) : []),
     ];
     return result;
   } finally {

@@ -8,6 +8,8 @@ import { accountRoutes } from './account/account.routes.ts';
 import { describeLimits } from './api-limits.ts';
 import { bundleDetailsRoutes } from './bundle-details/bundle-details.routes.ts';
 import { bundlesRoutes } from './bundles/bundles.routes.ts';
+import { catalogueFilesRoutes } from './catalogue-files/catalogue-files.routes.ts';
+import { catalogueJsonSchema } from './catalogue-files/catalogue-files.schemas.ts';
 import { component, components } from './components.ts';
 import type { Config } from './config.ts';
 import { consoleRoutes } from './console/console.routes.ts';
@@ -201,6 +203,8 @@ export async function buildApp({
 
   const { db } = database;
   const hidden = { schema: { hide: true } };
+  // The catalogue file's JSON Schema, for editors; no key, like the OpenAPI document.
+  app.get('/catalogue.schema.json', hidden, async () => catalogueJsonSchema());
   app.get(
     '/healthz',
     {
@@ -268,6 +272,7 @@ export async function buildApp({
         eventsRoutes,
         webhooksRoutes,
         accountRoutes,
+        catalogueFilesRoutes,
       ]) {
         await v1.register(routes, { db, config, answers, metrics });
       }

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { catalogueCommands } from './catalogue-files/catalogue-files.cli.ts';
 import { ConfigError, environment, loadConfig } from './config.ts';
 import { connect } from './db/connect.ts';
 import type { Db } from './db/database.ts';
@@ -17,7 +18,8 @@ interface Command {
   details?: string[];
   options?: NonNullable<Parameters<typeof parseArgs>[0]>['options'];
   positionals?: number;
-  run: (values: Record<string, string | boolean | undefined>, positionals: string[]) => Promise<void>;
+  /** Answers the exit code when it is not 0. */
+  run: (values: Record<string, string | boolean | undefined>, positionals: string[]) => Promise<unknown>;
 }
 
 async function withDatabase<T>(work: (db: Db) => Promise<T>): Promise<T> {
@@ -137,6 +139,7 @@ const commands: Record<string, Command> = {
       console.log(JSON.stringify(seed, null, 2));
     },
   },
+  ...catalogueCommands({ withDatabase, accountOption, usageError: (message) => new UsageError(message) }),
 };
 
 const helpFlags = new Set(['--help', '-h', 'help']);
@@ -256,8 +259,8 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     }
     if (positionals.length !== (command.positionals ?? 0)) throw new UsageError(`usage: ${command.usage}`);
-    await command.run(values, positionals);
-    return 0;
+    const code = await command.run(values, positionals);
+    return typeof code === 'number' ? code : 0;
   } catch (error) {
     if (error instanceof UsageError) {
       console.error(`cpq: ${error.message}`);

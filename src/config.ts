@@ -10,6 +10,8 @@ export const Config = Type.Object({
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
   ),
   bodyLimit: Type.Integer({ minimum: 1024 }),
+  /** Largest catalogue file POST /v1/catalogue/apply accepts, in bytes. */
+  catalogueBodyLimit: Type.Integer({ minimum: 1024 }),
   /** Requests per second each API key may sustain; 0 turns rate limiting off. */
   rateLimitPerSecond: Type.Number({ minimum: 0 }),
   /** Requests a key may make at once after being idle. */
@@ -85,6 +87,12 @@ export const environment: readonly {
     name: 'BODY_LIMIT',
     field: 'bodyLimit',
     default: '1048576',
+    allowed: 'an integer number of bytes, 1024 or more',
+  },
+  {
+    name: 'CATALOGUE_BODY_LIMIT',
+    field: 'catalogueBodyLimit',
+    default: '67108864',
     allowed: 'an integer number of bytes, 1024 or more',
   },
   {
@@ -225,6 +233,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sqlitePath: read('SQLITE_PATH') ?? './data/cpq.sqlite',
     logLevel: read('LOG_LEVEL') ?? 'info',
     bodyLimit: number('BODY_LIMIT', 1024 * 1024),
+    catalogueBodyLimit: number('CATALOGUE_BODY_LIMIT', 64 * 1024 * 1024),
     rateLimitPerSecond: number('RATE_LIMIT_PER_SECOND', 100),
     rateLimitBurst: number('RATE_LIMIT_BURST', 200),
     detailsCacheBytes: number('DETAILS_CACHE_BYTES', 32 * 1024 * 1024),

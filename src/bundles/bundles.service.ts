@@ -65,6 +65,7 @@ export async function createBundle(
       header_product_id: body.header.productId,
       header_properties: JSON.stringify(body.header.properties),
       cloned_bundle_temp_name: null,
+      catalogue_key: null,
       version: 1,
       tree_version: 0,
       created_at: now,
@@ -173,6 +174,8 @@ export async function cloneBundle(
       id: newId('bundle'),
       is_active: false,
       cloned_bundle_temp_name: body.tempName ?? `Copy of ${source.id}`,
+      // A catalogue key names one bundle: the copy is known by its header productId until a file names it.
+      catalogue_key: null,
       version: 1,
       tree_version: 0,
       created_at: now,

@@ -26,6 +26,8 @@ export interface BundlesTable {
   version: number;
   /** Moves with any change to the bundle or to what its details are made of; kept by triggers (migration 0004). */
   tree_version: Generated<number>;
+  /** The bundle's key in catalogue files when it is not its header productId; unique in the account (0009). */
+  catalogue_key: Generated<string | null>;
   created_at: string;
   updated_at: string;
 }

@@ -7,6 +7,7 @@ import * as events from './migrations/0005_events.ts';
 import * as timestampsAndListIndexes from './migrations/0006_timestamps_and_list_indexes.ts';
 import * as rules from './migrations/0007_rules.ts';
 import * as webhooks from './migrations/0008_webhooks.ts';
+import * as catalogueKeys from './migrations/0009_catalogue_keys.ts';
 
 // Listed in code, not read from a folder: the set is the same wherever the process starts from.
 export const migrations: Record<string, Migration> = {
@@ -18,6 +19,7 @@ export const migrations: Record<string, Migration> = {
   '0006_timestamps_and_list_indexes': timestampsAndListIndexes,
   '0007_rules': rules,
   '0008_webhooks': webhooks,
+  '0009_catalogue_keys': catalogueKeys,
 };
 
 /** Brings the schema up to date. The CLI, start-up and the tests all come through here. */

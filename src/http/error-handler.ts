@@ -23,7 +23,7 @@ const locations: Record<ValidationContext, ProblemItem['in']> = {
   headers: 'header',
 };
 
-interface AjvError {
+export interface AjvError {
   keyword: string;
   instancePath: string;
   message?: string;
@@ -40,7 +40,10 @@ const summaryKeywords = new Set(['anyOf', 'oneOf', 'if', 'propertyNames']);
  * The problems of Ajv's errors, each once: the first MAX_PROBLEM_ITEMS of them, and how many there are. A body of
  * many thousand bad elements makes as many errors; only the kept ones become items.
  */
-function ajvItems(errors: AjvError[], context: ValidationContext): { items: ProblemItem[]; count: number } {
+export function ajvItems(
+  errors: AjvError[],
+  context: ValidationContext,
+): { items: ProblemItem[]; count: number } {
   const seen = new Set<string>();
   const items: ProblemItem[] = [];
   for (const error of errors) {

@@ -31,6 +31,7 @@ const layers: readonly (readonly string[])[] = [
     'webhooks',
     'account',
     'console',
+    'catalogue-files',
   ],
   ['demo', 'api-limits.ts'],
   ['app.ts'],

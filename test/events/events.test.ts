@@ -187,6 +187,17 @@ describeEachDatabase('events', (ctx) => {
       deleted: true,
     });
 
+    // A catalogue apply records one event per bundle it made, changed or deleted.
+    const applied = await onlyEvent(
+      call('POST', '/v1/catalogue/apply', {
+        formatVersion: 1,
+        bundles: [{ header: { productId: 'EV-CAT' } }],
+      }),
+      200,
+      'bundle.created',
+    );
+    assert.equal(applied.header.productId, 'EV-CAT');
+
     // Every operation a read-only key may not call was called above, but a webhook endpoint's configuration,
     // which records no event (the next test).
     await ctx.app.ready();

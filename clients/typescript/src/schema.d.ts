@@ -638,6 +638,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/catalogue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export the account's catalogue as a catalogue file
+         * @description Streamed a bundle at a time, in bundle id order, with every field written out. Each bundle is read in one snapshot of itself; an export taken while other writes run may show one bundle before a write and another after it. A bundle is keyed by its catalogue key: the key the file that made it gave, else its header productId, with " (2)", " (3)"... for later bundles of a header already taken (a clone).
+         */
+        get: operations["exportCatalogue"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/catalogue/apply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Plan a catalogue file against the account and apply it in one transaction
+         * @description Answers the plan: per record (bundle, option, product, rule) created, changed (with the changed fields before and after) or deleted. Without dryRun the plan is applied in one transaction, all or nothing, holding the lock of every bundle it touches as other writes do; one event per bundle created, changed (bundle.updated) or deleted is recorded in it. Applying the same file again changes nothing (an empty plan). Records the account has and the file does not are kept unless prune=true. A read-only key gets 403, dry run included. The body may be up to CATALOGUE_BODY_LIMIT bytes (64 MiB by default). A file that breaks the schema answers 400, one that breaks a rule across records (a duplicate key, a rule naming an option the bundle lacks, a default product not in its option) 422, each listing every problem with a JSON pointer into the file; nothing is written. 409: another apply created a bundle of the same key at the same time; nothing was written.
+         */
+        post: operations["applyCatalogue"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1298,6 +1338,493 @@ export interface components {
             /** @description Pass as `after` for the next page; present only when more exist */
             nextKey?: string;
         };
+        /** @description { optionId }: some product of the option is chosen; { optionId, productId }: that product is chosen in it */
+        RuleSelector: {
+            /** @description An option of the bundle */
+            optionId: string;
+            /** @description A CRM product id of that option; without it, any product of it */
+            productId?: string;
+        };
+        /** @description A selector, or { all: [...] }, { any: [...] }, { not: ... } of conditions, at most 2 levels deep counting the selectors */
+        RuleCondition2: components["schemas"]["RuleSelector"] | {
+            all: components["schemas"]["RuleSelector"][];
+        } | {
+            any: components["schemas"]["RuleSelector"][];
+        } | {
+            not: components["schemas"]["RuleSelector"];
+        };
+        /** @description A selector, or { all: [...] }, { any: [...] }, { not: ... } of conditions, at most 3 levels deep counting the selectors */
+        RuleCondition3: components["schemas"]["RuleSelector"] | {
+            all: components["schemas"]["RuleCondition2"][];
+        } | {
+            any: components["schemas"]["RuleCondition2"][];
+        } | {
+            not: components["schemas"]["RuleCondition2"];
+        };
+        /** @description A selector, or { all: [...] }, { any: [...] }, { not: ... } of conditions, at most 4 levels deep counting the selectors */
+        RuleCondition: components["schemas"]["RuleSelector"] | {
+            all: components["schemas"]["RuleCondition3"][];
+        } | {
+            any: components["schemas"]["RuleCondition3"][];
+        } | {
+            not: components["schemas"]["RuleCondition3"];
+        };
+        Rule: {
+            /** @description Rule id */
+            id: string;
+            accountId: string;
+            bundleId: string;
+            name: string;
+            kind: "requires" | "excludes";
+            when: components["schemas"]["RuleCondition"];
+            then: components["schemas"]["RuleSelector"][];
+            message: string | null;
+            /** @description An inactive rule is kept but checks nothing */
+            isActive: boolean;
+            displayOrder: number;
+            /**
+             * Format: date-time
+             * @description RFC 3339 date-time; stored and returned in UTC
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 date-time; stored and returned in UTC
+             */
+            updatedAt: string;
+        };
+        /** @description Every option and product named must be in the bundle (else 422 unknown_reference at the selector). A PUT replaces the whole rule: message left out becomes null and isActive true. */
+        RuleBody: {
+            name: string;
+            kind: "requires" | "excludes";
+            when: components["schemas"]["RuleCondition"];
+            /** @description requires: every selector must hold when `when` does; excludes: none may (never empty, else 400) */
+            then: components["schemas"]["RuleSelector"][];
+            message?: string | null;
+            /** @description Defaults to true */
+            isActive?: boolean;
+            /** @description On create, defaults to one after the last rule; on PUT, left out keeps the rule in place */
+            displayOrder?: number;
+        };
+        RuleList: {
+            /** @description Ordered by displayOrder, then id */
+            rules: components["schemas"]["Rule"][];
+        };
+        /**
+         * cpq catalogue file
+         * @description One account's catalogue by natural keys: a bundle by `key`, an option by `name` within its bundle, a product by `productId` within its option, a price by currency, a rule by `name`. Ids never appear; the same file applies to any account. Fields left out take the defaults described; `cpq catalogue export` writes every one.
+         */
+        CatalogueFile: {
+            /** @description Where an editor finds this schema; ignored */
+            $schema?: string;
+            /** @enum {number} */
+            formatVersion: 1;
+            bundles: {
+                /** @description The bundle's key in the account; defaults to header.productId. Unique in the file */
+                key?: string;
+                header: {
+                    /** @description The product id of the external CRM catalogue, stored as given */
+                    productId: string;
+                    /** @description Catalogue property values keyed by property name (1-200 characters, at most 200 names); a value may be null */
+                    properties?: {
+                        [key: string]: string | null;
+                    };
+                };
+                /** @description Defaults to true */
+                isActive?: boolean;
+                clonedBundleTempName?: string | null;
+                options?: {
+                    /** @description The key of the option within its bundle */
+                    name: string;
+                    /** @description INCLUDED options are required in a quote; ADD_ON options are optional */
+                    type?: "INCLUDED" | "ADD_ON";
+                    description?: string | null;
+                    /** @description Defaults to one after the previous option of the list */
+                    displayOrder?: number;
+                    configuration?: {
+                        minCount?: number | null;
+                        maxCount?: number | null;
+                        /** @description A productId of this option, or null */
+                        defaultProductId?: string | null;
+                    };
+                    /** @description The option's current price book; null: none is served (a deleted one). Absent: a book named after the option */
+                    priceBook?: {
+                        /** @description Defaults to the option's name */
+                        name?: string;
+                        description?: string | null;
+                        effectiveStartDate?: string | null;
+                        effectiveEndDate?: string | null;
+                    } | null;
+                    products?: {
+                        /** @description The key of the product within its option */
+                        productId: string;
+                        /** @description Catalogue property values keyed by property name (1-200 characters, at most 200 names); a value may be null */
+                        properties?: {
+                            [key: string]: string | null;
+                        };
+                        /** @description Defaults to one after the previous product of the list */
+                        displayOrder?: number;
+                        configuration?: {
+                            minQuantity?: number | null;
+                            maxQuantity?: number | null;
+                            readonlyQuantity?: boolean | null;
+                        };
+                        entry?: {
+                            /** @description Defaults to false */
+                            allowUnitPriceEditing?: boolean;
+                            /** @description Per ISO 4217 currency */
+                            prices?: {
+                                [key: string]: {
+                                    standardPrice?: number | null;
+                                    listPrice?: number | null;
+                                    /** @description One of the six adjustment shapes; allowUnitPriceEditing belongs to the entry */
+                                    adjustment?: components["schemas"]["PriceAdjustment"] | null;
+                                };
+                            };
+                            productVariants?: {
+                                /** @description true: the variants are every combination of the property values; false: the values of the product's variant adjustments */
+                                isDynamic: boolean;
+                                /** @description Variant id pattern; each {name} placeholder names a property. A dynamic table makes at most 10000 variants, each id 1-200 characters and all of them 500000 characters together (422 otherwise) */
+                                template: string;
+                                properties: {
+                                    name: string;
+                                    values: string[];
+                                }[];
+                            } | null;
+                        } | null;
+                    }[];
+                }[];
+                rules?: {
+                    /** @description Rules are matched by name within the bundle (the n-th of a name with the n-th) */
+                    name: string;
+                    kind: "requires" | "excludes";
+                    when: {
+                        /** @description The name of an option of the bundle */
+                        option: string;
+                        /** @description A product of that option; without it, any product of it */
+                        productId?: string;
+                    } | {
+                        all: ({
+                            /** @description The name of an option of the bundle */
+                            option: string;
+                            /** @description A product of that option; without it, any product of it */
+                            productId?: string;
+                        } | {
+                            all: ({
+                                /** @description The name of an option of the bundle */
+                                option: string;
+                                /** @description A product of that option; without it, any product of it */
+                                productId?: string;
+                            } | {
+                                all: {
+                                    /** @description The name of an option of the bundle */
+                                    option: string;
+                                    /** @description A product of that option; without it, any product of it */
+                                    productId?: string;
+                                }[];
+                            } | {
+                                any: {
+                                    /** @description The name of an option of the bundle */
+                                    option: string;
+                                    /** @description A product of that option; without it, any product of it */
+                                    productId?: string;
+                                }[];
+                            } | {
+                                not: {
+                                    /** @description The name of an option of the bundle */
+                                    option: string;
+                                    /** @description A product of that option; without it, any product of it */
+                                    productId?: string;
+                                };
+                            })[];
+                        } | {
+                            any: ({
+                                /** @description The name of an option of the bundle */
+                                option: string;
+                                /** @description A product of that option; without it, any product of it */
+                                productId?: string;
+                            } | {
+                                all: {
+                                    /** @description The name of an option of the bundle */
+                                    option: string;
+                                    /** @description A product of that option; without it, any product of it */
+                                    productId?: string;
+                                }[];
+                            } | {
+                                any: {
+                                    /** @description The name of an option of the bundle */
+                                    option: string;
+                                    /** @description A product of that option; without it, any product of it */
+                                    productId?: string;
+                                }[];
+                            } | {
+                                not: {
+                                    /** @description The name of an option of the bundle */
+                                    option: string;
+                                    /** @description A product of that option; without it, any product of it */
+                                    productId?: string;
+                                };
+                            })[];
+                        } | {
+                            not: {
+                                /** @description The name of an option of the bundle */
+                                option: string;
+                                /** @description A product of that option; without it, any product of it */
+                                productId?: string;
+                            } | {
+                                all: {
+                                    /** @description The name of an option of the bundle */
+                                    option: string;
+                                    /** @description A product of that option; without it, any product of it */
+                                    productId?: string;
+                                }[];
+                            } | {
+                                any: {
+                                    /** @description The name of an option of the bundle */
+                                    option: string;
+                                    /** @description A product of that option; without it, any product of it */
+                                    productId?: string;
+                                }[];
+                            } | {
+                                not: {
+                                    /** @description The name of an option of the bundle */
+                                    option: string;
+                                    /** @description A product of that option; without it, any product of it */
+                                    productId?: string;
+                                };
+                            };
+                        })[];
+                    } | {
+                        any: ({
+                            /** @description The name of an option of the bundle */
+                            option: string;
+                            /** @description A product of that option; without it, any product of it */
+                            productId?: string;
+                        } | {
+                            all: ({
+                                /** @description The name of an option of the bundle */
+                                option: string;
+                                /** @description A product of that option; without it, any product of it */
+                                productId?: string;
+                            } | {
+                                all: {
+                                    /** @description The name of an option of the bundle */
+                                    option: string;
+                                    /** @description A product of that option; without it, any product of it */
+                                    productId?: string;
+                                }[];
+                            } | {
+                                any: {
+                                    /** @description The name of an option of the bundle */
+                                    option: string;
+                                    /** @description A product of that option; without it, any product of it */
+                                    productId?: string;
+                                }[];
+                            } | {
+                                not: {
+                                    /** @description The name of an option of the bundle */
+                                    option: string;
+                                    /** @description A product of that option; without it, any product of it */
+                                    productId?: string;
+                                };
+                            })[];
+                        } | {
+                            any: ({
+                                /** @description The name of an option of the bundle */
+                                option: string;
+                                /** @description A product of that option; without it, any product of it */
+                                productId?: string;
+                            } | {
+                                all: {
+                                    /** @description The name of an option of the bundle */
+                                    option: string;
+                                    /** @description A product of that option; without it, any product of it */
+                                    productId?: string;
+                                }[];
+                            } | {
+                                any: {
+                                    /** @description The name of an option of the bundle */
+                                    option: string;
+                                    /** @description A product of that option; without it, any product of it */
+                                    productId?: string;
+                                }[];
+                            } | {
+                                not: {
+                                    /** @description The name of an option of the bundle */
+                                    option: string;
+                                    /** @description A product of that option; without it, any product of it */
+                                    productId?: string;
+                                };
+                            })[];
+                        } | {
+                            not: {
+                                /** @description The name of an option of the bundle */
+                                option: string;
+                                /** @description A product of that option; without it, any product of it */
+                                productId?: string;
+                            } | {
+                                all: {
+                                    /** @description The name of an option of the bundle */
+                                    option: string;
+                                    /** @description A product of that option; without it, any product of it */
+                                    productId?: string;
+                                }[];
+                            } | {
+                                any: {
+                                    /** @description The name of an option of the bundle */
+                                    option: string;
+                                    /** @description A product of that option; without it, any product of it */
+                                    productId?: string;
+                                }[];
+                            } | {
+                                not: {
+                                    /** @description The name of an option of the bundle */
+                                    option: string;
+                                    /** @description A product of that option; without it, any product of it */
+                                    productId?: string;
+                                };
+                            };
+                        })[];
+                    } | {
+                        not: {
+                            /** @description The name of an option of the bundle */
+                            option: string;
+                            /** @description A product of that option; without it, any product of it */
+                            productId?: string;
+                        } | {
+                            all: ({
+                                /** @description The name of an option of the bundle */
+                                option: string;
+                                /** @description A product of that option; without it, any product of it */
+                                productId?: string;
+                            } | {
+                                all: {
+                                    /** @description The name of an option of the bundle */
+                                    option: string;
+                                    /** @description A product of that option; without it, any product of it */
+                                    productId?: string;
+                                }[];
+                            } | {
+                                any: {
+                                    /** @description The name of an option of the bundle */
+                                    option: string;
+                                    /** @description A product of that option; without it, any product of it */
+                                    productId?: string;
+                                }[];
+                            } | {
+                                not: {
+                                    /** @description The name of an option of the bundle */
+                                    option: string;
+                                    /** @description A product of that option; without it, any product of it */
+                                    productId?: string;
+                                };
+                            })[];
+                        } | {
+                            any: ({
+                                /** @description The name of an option of the bundle */
+                                option: string;
+                                /** @description A product of that option; without it, any product of it */
+                                productId?: string;
+                            } | {
+                                all: {
+                                    /** @description The name of an option of the bundle */
+                                    option: string;
+                                    /** @description A product of that option; without it, any product of it */
+                                    productId?: string;
+                                }[];
+                            } | {
+                                any: {
+                                    /** @description The name of an option of the bundle */
+                                    option: string;
+                                    /** @description A product of that option; without it, any product of it */
+                                    productId?: string;
+                                }[];
+                            } | {
+                                not: {
+                                    /** @description The name of an option of the bundle */
+                                    option: string;
+                                    /** @description A product of that option; without it, any product of it */
+                                    productId?: string;
+                                };
+                            })[];
+                        } | {
+                            not: {
+                                /** @description The name of an option of the bundle */
+                                option: string;
+                                /** @description A product of that option; without it, any product of it */
+                                productId?: string;
+                            } | {
+                                all: {
+                                    /** @description The name of an option of the bundle */
+                                    option: string;
+                                    /** @description A product of that option; without it, any product of it */
+                                    productId?: string;
+                                }[];
+                            } | {
+                                any: {
+                                    /** @description The name of an option of the bundle */
+                                    option: string;
+                                    /** @description A product of that option; without it, any product of it */
+                                    productId?: string;
+                                }[];
+                            } | {
+                                not: {
+                                    /** @description The name of an option of the bundle */
+                                    option: string;
+                                    /** @description A product of that option; without it, any product of it */
+                                    productId?: string;
+                                };
+                            };
+                        };
+                    };
+                    then: {
+                        /** @description The name of an option of the bundle */
+                        option: string;
+                        /** @description A product of that option; without it, any product of it */
+                        productId?: string;
+                    }[];
+                    message?: string | null;
+                    /** @description Defaults to true */
+                    isActive?: boolean;
+                    /** @description Defaults to one after the previous rule of the list */
+                    displayOrder?: number;
+                }[];
+            }[];
+        };
+        CatalogueChange: {
+            action: "create" | "change" | "delete";
+            /** @description The kind of record */
+            kind: "bundle" | "option" | "product" | "rule";
+            /** @description Natural keys of the record, as in the file */
+            key: {
+                bundle: string;
+                option?: string;
+                productId?: string;
+                rule?: string;
+                /** @description The n-th rule of that name in the bundle, from the second */
+                occurrence?: number;
+            };
+            /** @description change: the changed fields before, keyed by JSON Pointer within the record (/prices/USD/listPrice); a field that was absent is null */
+            before?: {
+                [key: string]: unknown;
+            };
+            /** @description change: the same fields after */
+            after?: {
+                [key: string]: unknown;
+            };
+        };
+        CataloguePlan: {
+            /** @description true: nothing was written */
+            dryRun: boolean;
+            /** @description How many changes of each action the plan lists */
+            summary: {
+                create: number;
+                change: number;
+                delete: number;
+            };
+            /** @description Per record, in file order; deletions (only with prune) after. A created or deleted bundle is one change: its options, products and rules go with it. A product change covers its entry, prices and variant table */
+            changes: components["schemas"]["CatalogueChange"][];
+        };
         /** @description Options and products the bundle does not have are 422 unknown_reference at their pointer; a product selected twice is 422 rule_violation. */
         ConfigureRequest: {
             /**
@@ -1378,78 +1905,6 @@ export interface components {
             quote: components["schemas"]["Quote"] | null;
             /** @description With currency, when the completion cannot be priced (quote null): the quote’s violations, pointing into the request POST /v1/quotes/price would take for it (one bundle, its options in display order) */
             quoteProblems: components["schemas"]["ProblemItem"][];
-        };
-        /** @description { optionId }: some product of the option is chosen; { optionId, productId }: that product is chosen in it */
-        RuleSelector: {
-            /** @description An option of the bundle */
-            optionId: string;
-            /** @description A CRM product id of that option; without it, any product of it */
-            productId?: string;
-        };
-        /** @description A selector, or { all: [...] }, { any: [...] }, { not: ... } of conditions, at most 2 levels deep counting the selectors */
-        RuleCondition2: components["schemas"]["RuleSelector"] | {
-            all: components["schemas"]["RuleSelector"][];
-        } | {
-            any: components["schemas"]["RuleSelector"][];
-        } | {
-            not: components["schemas"]["RuleSelector"];
-        };
-        /** @description A selector, or { all: [...] }, { any: [...] }, { not: ... } of conditions, at most 3 levels deep counting the selectors */
-        RuleCondition3: components["schemas"]["RuleSelector"] | {
-            all: components["schemas"]["RuleCondition2"][];
-        } | {
-            any: components["schemas"]["RuleCondition2"][];
-        } | {
-            not: components["schemas"]["RuleCondition2"];
-        };
-        /** @description A selector, or { all: [...] }, { any: [...] }, { not: ... } of conditions, at most 4 levels deep counting the selectors */
-        RuleCondition: components["schemas"]["RuleSelector"] | {
-            all: components["schemas"]["RuleCondition3"][];
-        } | {
-            any: components["schemas"]["RuleCondition3"][];
-        } | {
-            not: components["schemas"]["RuleCondition3"];
-        };
-        Rule: {
-            /** @description Rule id */
-            id: string;
-            accountId: string;
-            bundleId: string;
-            name: string;
-            kind: "requires" | "excludes";
-            when: components["schemas"]["RuleCondition"];
-            then: components["schemas"]["RuleSelector"][];
-            message: string | null;
-            /** @description An inactive rule is kept but checks nothing */
-            isActive: boolean;
-            displayOrder: number;
-            /**
-             * Format: date-time
-             * @description RFC 3339 date-time; stored and returned in UTC
-             */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @description RFC 3339 date-time; stored and returned in UTC
-             */
-            updatedAt: string;
-        };
-        /** @description Every option and product named must be in the bundle (else 422 unknown_reference at the selector). A PUT replaces the whole rule: message left out becomes null and isActive true. */
-        RuleBody: {
-            name: string;
-            kind: "requires" | "excludes";
-            when: components["schemas"]["RuleCondition"];
-            /** @description requires: every selector must hold when `when` does; excludes: none may (never empty, else 400) */
-            then: components["schemas"]["RuleSelector"][];
-            message?: string | null;
-            /** @description Defaults to true */
-            isActive?: boolean;
-            /** @description On create, defaults to one after the last rule; on PUT, left out keeps the rule in place */
-            displayOrder?: number;
-        };
-        RuleList: {
-            /** @description Ordered by displayOrder, then id */
-            rules: components["schemas"]["Rule"][];
         };
         WebhookEndpoint: {
             /** @description Webhook endpoint id */
@@ -9121,6 +9576,325 @@ export interface operations {
                     "x-request-id": components["headers"]["x-request-id"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key is over its rate limit (rate_limited): retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A fault of the service (internal_error); the log has its cause under the request id */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached or cannot store, or the service is shutting down (service_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    exportCatalogue: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag of a copy already held: when it is still current, the answer is 304 with no body */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The catalogue file */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CatalogueFile"];
+                };
+            };
+            /** @description Not modified: If-None-Match names the current ETag */
+            304: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is not valid: it breaks the schema (validation_failed, with a pointer to each problem), its body is not JSON (malformed_json) or it cannot be read (bad_request) */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, an unknown key or a revoked key (unauthorized) */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A read-only key on a write (forbidden) */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in the account of the key (not_found) */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is over BODY_LIMIT bytes (payload_too_large) */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (unsupported_media_type) */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key is over its rate limit (rate_limited): retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A fault of the service (internal_error); the log has its cause under the request id */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached or cannot store, or the service is shutting down (service_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    applyCatalogue: {
+        parameters: {
+            query?: {
+                /** @description true: answer the plan and write nothing */
+                dryRun?: boolean;
+                /** @description true: delete what the account has and the file does not (bundles, options, products, rules) */
+                prune?: boolean;
+            };
+            header?: {
+                /** @description Makes the POST safe to retry: 1-255 printable ASCII characters (a UUID fits), unique per account. For 24 hours a repeat with the same URL and JSON body gets the first status, body and Location again, with `idempotent-replayed: true`, and does nothing; the same key with another request answers 409 idempotency_key_reused, and while the first is still running 409 idempotency_key_in_flight. Answers of 500 and above are not kept, so a retry runs again; nor are requests refused before they run (400 schema, 401, 403, 413, 415, 429). */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CatalogueFile"];
+            };
+        };
+        responses: {
+            /** @description The plan, applied unless dryRun */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CataloguePlan"];
+                };
+            };
+            /** @description The request is not valid: it breaks the schema (validation_failed, with a pointer to each problem), its body is not JSON (malformed_json) or it cannot be read (bad_request) */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, an unknown key or a revoked key (unauthorized) */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A read-only key on a write (forbidden) */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in the account of the key (not_found) */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request collides with existing data (conflict); or its Idempotency-Key was used with another request (idempotency_key_reused), or the first request with it is still running (idempotency_key_in_flight, with Retry-After) */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The file is over CATALOGUE_BODY_LIMIT bytes */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (unsupported_media_type) */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            422: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {

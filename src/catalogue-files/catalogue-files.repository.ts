@@ -1,0 +1,132 @@
+import { type InsertObject, PostgresAdapter, type Selectable } from 'kysely';
+import type { BundleOptionsTable, BundlesTable, Database, Executor } from '../db/database.ts';
+
+/** Every bundle of the account with what its key is made of, in id order. */
+export async function listBundleKeyRows(
+  db: Executor,
+  accountId: string,
+): Promise<{ id: string; catalogue_key: string | null; header_product_id: string }[]> {
+  return db
+    .selectFrom('bundles')
+    .select(['id', 'catalogue_key', 'header_product_id'])
+    .where('account_id', '=', accountId)
+    .orderBy('id')
+    .execute();
+}
+
+/** The bundles, whole rows, in id order. */
+export async function listBundlesByIds(
+  db: Executor,
+  accountId: string,
+  ids: readonly string[],
+): Promise<Selectable<BundlesTable>[]> {
+  if (ids.length === 0) return [];
+  return db
+    .selectFrom('bundles')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('id', 'in', ids)
+    .orderBy('id')
+    .execute();
+}
+
+const lockChunk = 1000;
+
+/**
+ * Holds the write lock of each bundle (its row) until the transaction ends, as lockBundle does for one bundle,
+ * without moving its tree_version: an apply locks every bundle it may touch before it reads them, and one that
+ * turns out unchanged stays as it was. Ids in order, so two applies queue rather than deadlock. SQLite runs one
+ * transaction at a time and needs none.
+ */
+export async function lockBundles(tx: Executor, accountId: string, ids: readonly string[]): Promise<void> {
+  if (!(tx.getExecutor().adapter instanceof PostgresAdapter)) return;
+  const sorted = [...ids].sort();
+  for (let start = 0; start < sorted.length; start += lockChunk) {
+    await tx
+      .selectFrom('bundles')
+      .select('id')
+      .where('account_id', '=', accountId)
+      .where('id', 'in', sorted.slice(start, start + lockChunk))
+      .orderBy('id')
+      .forUpdate()
+      .execute();
+  }
+}
+
+/** The options of several bundles, by bundle, then display order, then id. */
+export async function listOptionsOfBundles(
+  db: Executor,
+  accountId: string,
+  bundleIds: readonly string[],
+): Promise<Selectable<BundleOptionsTable>[]> {
+  if (bundleIds.length === 0) return [];
+  return db
+    .selectFrom('bundle_options')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('bundle_id', 'in', bundleIds)
+    .orderBy('bundle_id')
+    .orderBy('display_order')
+    .orderBy('id')
+    .execute();
+}
+
+/** Removes a product's prices in the currencies given, leaving its entry and its other currencies. */
+export async function deletePriceRows(
+  tx: Executor,
+  accountId: string,
+  priceBookId: string,
+  productId: string,
+  currencies: readonly string[],
+): Promise<void> {
+  if (currencies.length === 0) return;
+  await tx
+    .deleteFrom('price_book_prices')
+    .where('account_id', '=', accountId)
+    .where('price_book_id', '=', priceBookId)
+    .where('product_id', '=', productId)
+    .where('currency', 'in', currencies)
+    .execute();
+}
+
+export async function deleteVariantsRow(
+  tx: Executor,
+  accountId: string,
+  priceBookId: string,
+  productId: string,
+): Promise<void> {
+  await tx
+    .deleteFrom('product_variants')
+    .where('account_id', '=', accountId)
+    .where('price_book_id', '=', priceBookId)
+    .where('product_id', '=', productId)
+    .execute();
+}
+
+/**
+ * Inserts rows of one table in statements of a few fixed sizes. SQLite keeps the prepared statements it is given
+ * (src/db/sqlite-driver.ts), each holding native memory in proportion to its size: statements of every row count
+ * up to 500, as a large apply would make, held hundreds of megabytes. So SQLite gets statements of 50 rows and
+ * the remainder one row at a time, two shapes a table; PostgreSQL, which keeps none, 500 rows a statement.
+ */
+export async function insertBatch<T extends keyof Database & string>(
+  tx: Executor,
+  table: T,
+  rows: readonly InsertObject<Database, T>[],
+): Promise<void> {
+  const postgres = tx.getExecutor().adapter instanceof PostgresAdapter;
+  const chunk = postgres ? 500 : 50;
+  let start = 0;
+  for (; start + chunk <= rows.length || (postgres && start < rows.length); start += chunk) {
+    await tx
+      .insertInto(table)
+      .values(rows.slice(start, start + chunk) as InsertObject<Database, T>[])
+      .execute();
+  }
+  for (; start < rows.length; start++) {
+    await tx
+      .insertInto(table)
+      .values(rows[start] as InsertObject<Database, T>)
+      .execute();
+  }
+}

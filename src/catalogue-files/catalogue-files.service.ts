@@ -1,0 +1,714 @@
+import { isDeepStrictEqual } from 'node:util';
+import {
+  type BundleRow,
+  countOptions,
+  deleteBundle,
+  toBundle,
+  updateBundle,
+} from '../bundles/bundles.repository.ts';
+import { toStoredAdjustment, toStoredPrice } from '../catalogue/stored-prices.ts';
+import type { Database, Db, Executor } from '../db/database.ts';
+import { readSnapshot } from '../db/snapshot.ts';
+import { type NewEvent, recordEvents } from '../events/events.service.ts';
+import { type AjvError, ajvItems } from '../http/error-handler.ts';
+import { jsonValidator } from '../http/validation.ts';
+import { newId } from '../ids.ts';
+import {
+  deleteOptionProductRow,
+  deleteOptionRow,
+  updateOptionProductRow,
+  updateOptionRow,
+} from '../options/options.repository.ts';
+import {
+  deleteEntries,
+  updatePriceBook,
+  upsertEntries,
+  upsertPrices,
+  upsertVariants,
+} from '../price-books/price-books.repository.ts';
+import { AppError, invalid, throwIfProblems } from '../problems.ts';
+import { deleteRules, updateRule } from '../rules/rules.repository.ts';
+import {
+  type Bundle,
+  bundleKeys,
+  changedFields,
+  type Entry,
+  fileProblems,
+  formatJson,
+  normaliseBundle,
+  type Option,
+  type Product,
+  type Rule,
+} from './catalogue-file.ts';
+import {
+  deletePriceRows,
+  deleteVariantsRow,
+  insertBatch,
+  listBundleKeyRows,
+  listBundlesByIds,
+  lockBundles,
+} from './catalogue-files.repository.ts';
+import {
+  CATALOGUE_FORMAT_VERSION,
+  type CatalogueFile,
+  catalogueFileSchema,
+  type Plan,
+  type PlanChange,
+} from './catalogue-files.schemas.ts';
+import { loadStoredBundles, type StoredBundle, type StoredOption, toStoredWhen } from './catalogue-state.ts';
+
+/** Bundles read, compared and written together: a bounded slice of the catalogue is in memory at a time. */
+const PAGE = 50;
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let start = 0; start < items.length; start += size) out.push(items.slice(start, start + size));
+  return out;
+}
+
+/**
+ * The account's catalogue file, a piece at a time: the head, then each bundle, then the tail. Bundles are read a
+ * page at a time, each page in one snapshot, so memory stays flat whatever the account holds and no transaction
+ * is held while the reader is slow; a bundle is always one committed state of itself.
+ */
+export async function* exportCatalogue(db: Db, accountId: string): AsyncGenerator<string> {
+  const keys = bundleKeys(await listBundleKeyRows(db, accountId));
+  yield `{\n  "formatVersion": ${CATALOGUE_FORMAT_VERSION},\n  "bundles": [`;
+  let first = true;
+  for (const ids of chunks([...keys.keys()], PAGE)) {
+    const stored = await readSnapshot(db, (tx) => loadStoredBundles(tx, accountId, ids, keys));
+    for (const { form } of stored) {
+      yield `${first ? '' : ','}\n    ${formatJson(form, '    ')}`;
+      first = false;
+    }
+  }
+  yield first ? ']\n}\n' : '\n  ]\n}\n';
+}
+
+let validateFile: ReturnType<typeof jsonValidator> | undefined;
+
+/** The file, checked: every schema problem (400), else every problem across its records (422), each with its pointer. */
+export function checkCatalogueFile(file: unknown): CatalogueFile {
+  validateFile ??= jsonValidator(catalogueFileSchema);
+  if (!validateFile(file)) {
+    const { items, count } = ajvItems((validateFile.errors ?? []) as AjvError[], 'body');
+    const error = invalid('validation_failed', items);
+    throw count > items.length
+      ? new AppError('validation_failed', `${count} problems were found`, { errors: items })
+      : error;
+  }
+  const checked = file as CatalogueFile;
+  throwIfProblems(fileProblems(checked));
+  return checked;
+}
+
+export interface ApplyOptions {
+  dryRun: boolean;
+  prune: boolean;
+  /** Called as bundles are done, for a progress bar. */
+  onProgress?: (done: number, total: number) => void;
+}
+
+type Table = keyof Database & string;
+/** Parents before children, as the foreign keys need. */
+const insertOrder = [
+  'bundles',
+  'bundle_options',
+  'price_books',
+  'option_products',
+  'price_book_products',
+  'price_book_prices',
+  'product_variants',
+  'bundle_rules',
+] as const satisfies readonly Table[];
+type InsertTable = (typeof insertOrder)[number];
+
+/** Rows to insert, written in batches of every table at once, parents first. */
+class Inserts {
+  readonly #rows = new Map<InsertTable, unknown[]>();
+  #count = 0;
+  readonly #tx: Executor;
+  constructor(tx: Executor) {
+    this.#tx = tx;
+  }
+  add(table: InsertTable, ...rows: unknown[]): void {
+    const list = this.#rows.get(table);
+    if (list) list.push(...rows);
+    else this.#rows.set(table, [...rows]);
+    this.#count += rows.length;
+  }
+  async flushIfFull(): Promise<void> {
+    if (this.#count >= 2000) await this.flush();
+  }
+  async flush(): Promise<void> {
+    for (const table of insertOrder) {
+      const rows = this.#rows.get(table);
+      if (rows && rows.length > 0) await insertBatch(this.#tx, table, rows as never[]);
+    }
+    this.#rows.clear();
+    this.#count = 0;
+  }
+}
+
+interface Context {
+  tx: Executor;
+  accountId: string;
+  write: boolean;
+  prune: boolean;
+  now: string;
+  inserts: Inserts;
+  changes: PlanChange[];
+}
+
+function entryRows(ctx: Context, bookId: string, optionId: string, productId: string, entry: Entry) {
+  const { accountId } = ctx;
+  ctx.inserts.add('price_book_products', {
+    account_id: accountId,
+    price_book_id: bookId,
+    option_id: optionId,
+    product_id: productId,
+    allow_unit_price_editing: entry.allowUnitPriceEditing,
+  });
+  for (const [currency, prices] of Object.entries(entry.prices)) {
+    ctx.inserts.add('price_book_prices', priceRow(accountId, bookId, productId, currency, prices, entry));
+  }
+  if (entry.productVariants) {
+    ctx.inserts.add('product_variants', variantsRow(accountId, bookId, productId, entry));
+  }
+}
+
+function priceRow(
+  accountId: string,
+  bookId: string,
+  productId: string,
+  currency: string,
+  prices: Entry['prices'][string],
+  entry: Entry,
+) {
+  return {
+    account_id: accountId,
+    price_book_id: bookId,
+    product_id: productId,
+    currency,
+    standard_price: toStoredPrice(prices.standardPrice),
+    list_price: toStoredPrice(prices.listPrice),
+    adjustment: toStoredAdjustment(
+      prices.adjustment && { ...prices.adjustment, allowUnitPriceEditing: entry.allowUnitPriceEditing },
+    ),
+  };
+}
+
+function variantsRow(accountId: string, bookId: string, productId: string, entry: Entry) {
+  const table = entry.productVariants as NonNullable<Entry['productVariants']>;
+  return {
+    account_id: accountId,
+    price_book_id: bookId,
+    product_id: productId,
+    is_dynamic: table.isDynamic,
+    template: table.template,
+    properties: JSON.stringify(table.properties),
+  };
+}
+
+function productRow(ctx: Context, bundleId: string, optionId: string, id: string, product: Product) {
+  return {
+    account_id: ctx.accountId,
+    id,
+    bundle_id: bundleId,
+    option_id: optionId,
+    product_id: product.productId,
+    properties: JSON.stringify(product.properties),
+    display_order: product.displayOrder,
+    min_quantity: product.configuration.minQuantity,
+    max_quantity: product.configuration.maxQuantity,
+    readonly_quantity: product.configuration.readonlyQuantity,
+    version: 1,
+    created_at: ctx.now,
+    updated_at: ctx.now,
+  };
+}
+
+function bookRow(ctx: Context, optionId: string, id: string, option: Option) {
+  const book = option.priceBook;
+  return {
+    account_id: ctx.accountId,
+    id,
+    bundle_option_id: optionId,
+    name: book?.name ?? option.name,
+    description: book?.description ?? null,
+    // A file's null book is an option priced by nothing: its book exists, deleted, as the API leaves one.
+    is_deleted: book === null,
+    effective_start_date: book?.effectiveStartDate ?? null,
+    effective_end_date: book?.effectiveEndDate ?? null,
+    version: 1,
+    created_at: ctx.now,
+    updated_at: ctx.now,
+  };
+}
+
+/** Inserts a new option with its book, products and entries; answers its id. */
+function addOption(ctx: Context, bundleId: string, option: Option): string {
+  const optionId = newId('option');
+  const bookId = newId('priceBook');
+  const productIds = new Map(option.products.map((p) => [p.productId, newId('optionProduct')]));
+  const defaultProduct = option.configuration.defaultProductId;
+  ctx.inserts.add('bundle_options', {
+    account_id: ctx.accountId,
+    id: optionId,
+    bundle_id: bundleId,
+    type: option.type,
+    name: option.name,
+    description: option.description,
+    display_order: option.displayOrder,
+    min_count: option.configuration.minCount,
+    max_count: option.configuration.maxCount,
+    default_option_product_id: defaultProduct === null ? null : (productIds.get(defaultProduct) ?? null),
+    price_book_id: bookId,
+    version: 1,
+    created_at: ctx.now,
+    updated_at: ctx.now,
+  });
+  ctx.inserts.add('price_books', bookRow(ctx, optionId, bookId, option));
+  for (const product of option.products) {
+    ctx.inserts.add(
+      'option_products',
+      productRow(ctx, bundleId, optionId, productIds.get(product.productId) as string, product),
+    );
+  }
+  for (const product of option.products) {
+    if (product.entry && option.priceBook) entryRows(ctx, bookId, optionId, product.productId, product.entry);
+  }
+  return optionId;
+}
+
+function ruleFields(rule: Rule, optionIds: ReadonlyMap<string, string>) {
+  return {
+    name: rule.name,
+    kind: rule.kind,
+    when_json: JSON.stringify(toStoredWhen(rule.when, optionIds)),
+    then_json: JSON.stringify(rule.then.map((s) => toStoredWhen(s, optionIds))),
+    message: rule.message,
+    is_active: rule.isActive,
+    display_order: rule.displayOrder,
+  };
+}
+
+function addBundle(ctx: Context, bundle: Bundle): string {
+  const bundleId = newId('bundle');
+  ctx.inserts.add('bundles', {
+    account_id: ctx.accountId,
+    id: bundleId,
+    is_active: bundle.isActive,
+    header_product_id: bundle.header.productId,
+    header_properties: JSON.stringify(bundle.header.properties),
+    cloned_bundle_temp_name: bundle.clonedBundleTempName,
+    catalogue_key: bundle.key,
+    version: 1,
+    tree_version: 0,
+    created_at: ctx.now,
+    updated_at: ctx.now,
+  });
+  const optionIds = new Map(bundle.options.map((o) => [o.name, addOption(ctx, bundleId, o)]));
+  for (const rule of bundle.rules) {
+    ctx.inserts.add('bundle_rules', {
+      account_id: ctx.accountId,
+      id: newId('rule'),
+      bundle_id: bundleId,
+      ...ruleFields(rule, optionIds),
+      version: 1,
+      created_at: ctx.now,
+      updated_at: ctx.now,
+    });
+  }
+  return bundleId;
+}
+
+/** Writes a product's entry in the option's live book as the file has it, from what the book holds. */
+async function writeEntry(
+  ctx: Context,
+  bookId: string,
+  optionId: string,
+  productId: string,
+  before: Entry | null,
+  after: Entry | null,
+): Promise<void> {
+  const { tx, accountId } = ctx;
+  if (after === null) {
+    if (before !== null) await deleteEntries(tx, accountId, bookId, [productId]);
+    return;
+  }
+  if (before === null || before.allowUnitPriceEditing !== after.allowUnitPriceEditing) {
+    await upsertEntries(tx, [
+      {
+        account_id: accountId,
+        price_book_id: bookId,
+        option_id: optionId,
+        product_id: productId,
+        allow_unit_price_editing: after.allowUnitPriceEditing,
+      },
+    ]);
+  }
+  const flagMoved = before !== null && before.allowUnitPriceEditing !== after.allowUnitPriceEditing;
+  const rows = Object.entries(after.prices)
+    .filter(([currency, prices]) => flagMoved || !isDeepStrictEqual(before?.prices[currency], prices))
+    .map(([currency, prices]) => priceRow(accountId, bookId, productId, currency, prices, after));
+  await upsertPrices(tx, rows);
+  const gone = Object.keys(before?.prices ?? {}).filter((currency) => !(currency in after.prices));
+  await deletePriceRows(tx, accountId, bookId, productId, gone);
+  if (!isDeepStrictEqual(before?.productVariants ?? null, after.productVariants)) {
+    if (after.productVariants) await upsertVariants(tx, variantsRow(accountId, bookId, productId, after));
+    else await deleteVariantsRow(tx, accountId, bookId, productId);
+  }
+}
+
+function optionFields(option: Option): Omit<Option, 'products'> {
+  const { products: _products, ...fields } = option;
+  return fields;
+}
+
+function productFields(product: Product): Omit<Product, 'entry'> {
+  const { entry: _entry, ...fields } = product;
+  return fields;
+}
+
+/** Plans, and when writing applies, the changes to one option that both the file and the account have. */
+async function changeOption(
+  ctx: Context,
+  bundle: StoredBundle,
+  stored: StoredOption,
+  option: Option,
+  key: string,
+) {
+  const { tx, accountId, write, now } = ctx;
+  const optionKey = { bundle: key, option: option.name };
+  const fields = changedFields(optionFields(stored.form), optionFields(option));
+  if (fields) ctx.changes.push({ action: 'change', kind: 'option', key: optionKey, ...fields });
+  const live = stored.form.priceBook !== null;
+  // A book to write entries to: the live one, or a new one when the file gives a book and the account serves none.
+  let bookId = live ? (stored.book?.id as string) : null;
+  let bookTouched = false;
+  const newBook = option.priceBook !== null && !live;
+  if (write && newBook) {
+    bookId = newId('priceBook');
+    ctx.inserts.add('price_books', bookRow(ctx, stored.row.id, bookId, option));
+  } else if (write && live && stored.book && !isDeepStrictEqual(stored.form.priceBook, option.priceBook)) {
+    const book = option.priceBook;
+    await updatePriceBook(tx, accountId, stored.book.id, {
+      ...(book === null
+        ? { is_deleted: true }
+        : {
+            name: book.name,
+            description: book.description,
+            effective_start_date: book.effectiveStartDate,
+            effective_end_date: book.effectiveEndDate,
+          }),
+      version: stored.book.version + 1,
+      updated_at: now,
+    });
+  }
+  const productIds = new Map([...stored.products].map(([productId, p]) => [productId, p.row.id]));
+  let productsTouched = false;
+  for (const product of option.products) {
+    const productKey = { ...optionKey, productId: product.productId };
+    const had = stored.products.get(product.productId);
+    if (!had) {
+      ctx.changes.push({ action: 'create', kind: 'product', key: productKey });
+      if (!write) continue;
+      const id = newId('optionProduct');
+      productIds.set(product.productId, id);
+      ctx.inserts.add('option_products', productRow(ctx, bundle.row.id, stored.row.id, id, product));
+      if (product.entry && bookId !== null)
+        entryRows(ctx, bookId, stored.row.id, product.productId, product.entry);
+      productsTouched = true;
+      continue;
+    }
+    // With no live book the product's entry reads as null: under a new book every entry is new.
+    const changed = changedFields(had.form, product);
+    if (changed) ctx.changes.push({ action: 'change', kind: 'product', key: productKey, ...changed });
+    if (!write) continue;
+    const rowChanged = !isDeepStrictEqual(productFields(had.form), productFields(product));
+    if (rowChanged) {
+      productsTouched = true;
+      await updateOptionProductRow(tx, accountId, had.row.id, {
+        properties: JSON.stringify(product.properties),
+        display_order: product.displayOrder,
+        min_quantity: product.configuration.minQuantity,
+        max_quantity: product.configuration.maxQuantity,
+        readonly_quantity: product.configuration.readonlyQuantity,
+        version: had.row.version + 1,
+        updated_at: now,
+      });
+    }
+    if (bookId === null || option.priceBook === null) continue;
+    if (newBook) {
+      if (product.entry) entryRows(ctx, bookId, stored.row.id, product.productId, product.entry);
+    } else if (!isDeepStrictEqual(had.form.entry, product.entry)) {
+      bookTouched = true;
+      await writeEntry(ctx, bookId, stored.row.id, product.productId, had.form.entry, product.entry);
+    }
+  }
+  if (ctx.prune) {
+    const kept = new Set(option.products.map((p) => p.productId));
+    for (const [productId, had] of stored.products) {
+      if (kept.has(productId)) continue;
+      ctx.changes.push({ action: 'delete', kind: 'product', key: { ...optionKey, productId } });
+      if (write) {
+        productsTouched = true;
+        await deleteOptionProductRow(tx, accountId, had.row.id);
+      }
+    }
+  }
+  if (!write) return;
+  if (bookTouched && !newBook && stored.book && isDeepStrictEqual(stored.form.priceBook, option.priceBook)) {
+    await updatePriceBook(tx, accountId, stored.book.id, {
+      version: stored.book.version + 1,
+      updated_at: now,
+    });
+  }
+  if (fields || productsTouched || newBook) {
+    const defaultProduct = option.configuration.defaultProductId;
+    await updateOptionRow(tx, accountId, stored.row.id, {
+      type: option.type,
+      description: option.description,
+      display_order: option.displayOrder,
+      min_count: option.configuration.minCount,
+      max_count: option.configuration.maxCount,
+      default_option_product_id: defaultProduct === null ? null : (productIds.get(defaultProduct) ?? null),
+      ...(newBook ? { price_book_id: bookId } : {}),
+      version: stored.row.version + 1,
+      updated_at: now,
+    });
+  }
+}
+
+/** Plans, and when writing applies, the changes to a bundle the account has; says whether it changed. */
+async function changeBundle(ctx: Context, stored: StoredBundle, bundle: Bundle): Promise<boolean> {
+  const { tx, accountId, write, now } = ctx;
+  const before = ctx.changes.length;
+  const key = bundle.key;
+  const own = (b: Bundle) => ({
+    header: b.header,
+    isActive: b.isActive,
+    clonedBundleTempName: b.clonedBundleTempName,
+  });
+  const fields = changedFields(own(stored.form), own(bundle));
+  if (fields) ctx.changes.push({ action: 'change', kind: 'bundle', key: { bundle: key }, ...fields });
+  const optionIds = new Map([...stored.options].map(([name, o]) => [name, o.row.id]));
+  for (const option of bundle.options) {
+    const had = stored.options.get(option.name);
+    if (!had) {
+      ctx.changes.push({ action: 'create', kind: 'option', key: { bundle: key, option: option.name } });
+      if (write) optionIds.set(option.name, addOption(ctx, stored.row.id, option));
+      continue;
+    }
+    await changeOption(ctx, stored, had, option, key);
+  }
+  if (ctx.prune) {
+    const kept = new Set(bundle.options.map((o) => o.name));
+    for (const [name, had] of stored.options) {
+      if (kept.has(name)) continue;
+      ctx.changes.push({ action: 'delete', kind: 'option', key: { bundle: key, option: name } });
+      if (write) await deleteOptionRow(tx, accountId, had.row.id);
+    }
+  }
+  // Rules by name: the n-th of a name in the file is the n-th of that name in the account.
+  const storedByName = new Map<string, StoredBundle['rules']>();
+  for (const rule of stored.rules)
+    storedByName.set(rule.form.name, [...(storedByName.get(rule.form.name) ?? []), rule]);
+  const seen = new Map<string, number>();
+  const matched = new Set<string>();
+  for (const rule of bundle.rules) {
+    const n = (seen.get(rule.name) ?? 0) + 1;
+    seen.set(rule.name, n);
+    const ruleKey = { bundle: key, rule: rule.name, ...(n > 1 ? { occurrence: n } : {}) };
+    const had = storedByName.get(rule.name)?.[n - 1];
+    if (!had) {
+      ctx.changes.push({ action: 'create', kind: 'rule', key: ruleKey });
+      if (write) {
+        ctx.inserts.add('bundle_rules', {
+          account_id: accountId,
+          id: newId('rule'),
+          bundle_id: stored.row.id,
+          ...ruleFields(rule, optionIds),
+          version: 1,
+          created_at: now,
+          updated_at: now,
+        });
+      }
+      continue;
+    }
+    matched.add(had.row.id);
+    const changed = changedFields(had.form, rule);
+    if (!changed) continue;
+    ctx.changes.push({ action: 'change', kind: 'rule', key: ruleKey, ...changed });
+    if (write) {
+      await updateRule(tx, {
+        ...had.row,
+        ...ruleFields(rule, optionIds),
+        version: had.row.version + 1,
+        updated_at: now,
+      });
+    }
+  }
+  if (ctx.prune) {
+    const gone = stored.rules.filter((r) => !matched.has(r.row.id));
+    const counts = new Map<string, number>();
+    for (const rule of stored.rules) {
+      const n = (counts.get(rule.form.name) ?? 0) + 1;
+      counts.set(rule.form.name, n);
+      if (matched.has(rule.row.id)) continue;
+      ctx.changes.push({
+        action: 'delete',
+        kind: 'rule',
+        key: { bundle: key, rule: rule.form.name, ...(n > 1 ? { occurrence: n } : {}) },
+      });
+    }
+    if (write)
+      await deleteRules(
+        tx,
+        accountId,
+        gone.map((r) => r.row.id),
+      );
+  }
+  const changed = ctx.changes.length > before;
+  if (
+    write &&
+    (fields || (changed && stored.row.catalogue_key === null && key !== bundle.header.productId))
+  ) {
+    // A bundle known by its header keeps the file's key once its header changes, so the file still finds it.
+    const keep =
+      stored.row.catalogue_key === null && key !== bundle.header.productId ? { catalogue_key: key } : {};
+    await updateBundle(tx, accountId, stored.row.id, {
+      is_active: bundle.isActive,
+      header_product_id: bundle.header.productId,
+      header_properties: JSON.stringify(bundle.header.properties),
+      cloned_bundle_temp_name: bundle.clonedBundleTempName,
+      ...keep,
+      ...(fields ? { version: stored.row.version + 1, updated_at: now } : {}),
+    });
+  }
+  return changed;
+}
+
+/** A plan's summary counts its changes by action. */
+function summarise(dryRun: boolean, changes: PlanChange[]): Plan {
+  const summary = { create: 0, change: 0, delete: 0 };
+  for (const change of changes) summary[change.action]++;
+  return { dryRun, summary, changes };
+}
+
+/** The list forms of bundles after the apply, as their events carry them. */
+async function bundleEvents(
+  tx: Executor,
+  accountId: string,
+  ids: readonly string[],
+  type: 'bundle.created' | 'bundle.updated',
+) {
+  const events: NewEvent[] = [];
+  for (const chunk of chunks(ids, 500)) {
+    const rows: BundleRow[] = await listBundlesByIds(tx, accountId, chunk);
+    const counts = await countOptions(tx, accountId, chunk);
+    for (const row of rows) events.push({ type, object: toBundle(row, counts.get(row.id)) });
+  }
+  return events;
+}
+
+async function run(
+  tx: Executor,
+  accountId: string,
+  file: CatalogueFile,
+  options: ApplyOptions,
+  write: boolean,
+): Promise<Plan> {
+  const keys = bundleKeys(await listBundleKeyRows(tx, accountId));
+  const idOfKey = new Map([...keys].map(([id, key]) => [key, id]));
+  const fileKeys = file.bundles.map((b) => b.key ?? b.header.productId);
+  const inFile = new Set(fileKeys);
+  const doomed = options.prune ? [...keys].filter(([, key]) => !inFile.has(key)).map(([id]) => id) : [];
+  if (write) {
+    const touched = fileKeys.flatMap((key) => idOfKey.get(key) ?? []);
+    await lockBundles(tx, accountId, [...touched, ...doomed]);
+  }
+  const ctx: Context = {
+    tx,
+    accountId,
+    write,
+    prune: options.prune,
+    now: new Date().toISOString(),
+    inserts: new Inserts(tx),
+    changes: [],
+  };
+  const created: string[] = [];
+  const changed: string[] = [];
+  const total = file.bundles.length + doomed.length;
+  let done = 0;
+  // Normal forms a page at a time: the file is in memory once, not twice.
+  for (const slice of chunks(file.bundles, PAGE)) {
+    const page = slice.map(normaliseBundle);
+    const ids = page.flatMap((b) => idOfKey.get(b.key) ?? []);
+    const stored = new Map((await loadStoredBundles(tx, accountId, ids, keys)).map((s) => [s.form.key, s]));
+    for (const bundle of page) {
+      const had = stored.get(bundle.key);
+      if (!had) {
+        ctx.changes.push({ action: 'create', kind: 'bundle', key: { bundle: bundle.key } });
+        if (write) created.push(addBundle(ctx, bundle));
+      } else if (await changeBundle(ctx, had, bundle)) {
+        changed.push(had.row.id);
+      }
+    }
+    if (write) await ctx.inserts.flushIfFull();
+    done += page.length;
+    options.onProgress?.(done, total);
+  }
+  const events: NewEvent[] = [];
+  for (const id of doomed) {
+    ctx.changes.push({ action: 'delete', kind: 'bundle', key: { bundle: keys.get(id) as string } });
+    if (write) {
+      await deleteBundle(tx, accountId, id);
+      events.push({ type: 'bundle.deleted', object: { id, deleted: true } });
+    }
+    options.onProgress?.(++done, total);
+  }
+  if (write) {
+    await ctx.inserts.flush();
+    events.unshift(
+      ...(await bundleEvents(tx, accountId, created, 'bundle.created')),
+      ...(await bundleEvents(tx, accountId, changed, 'bundle.updated')),
+    );
+    await recordEvents(tx, accountId, events);
+  }
+  return summarise(!write, ctx.changes);
+}
+
+/** Whether a failed write lost a race to another writer: a key another apply took, or a deadlock broken. */
+function lostRace(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  if (code === '23505' || code === '40P01' || code === '40001') return true;
+  return error instanceof Error && /UNIQUE constraint failed: bundles\./.test(error.message);
+}
+
+/**
+ * Plans a file against the account and, unless dry run, applies the plan in one transaction: every bundle it may
+ * touch is locked first (the lock every write of a bundle takes), then read, compared and written, and the events
+ * of what changed are recorded in the same transaction. All or nothing.
+ */
+export async function applyCatalogue(
+  db: Db,
+  accountId: string,
+  file: unknown,
+  options: ApplyOptions,
+): Promise<Plan> {
+  const checked = checkCatalogueFile(file);
+  if (options.dryRun) return readSnapshot(db, (tx) => run(tx, accountId, checked, options, false));
+  try {
+    return await db.transaction().execute((tx) => run(tx, accountId, checked, options, true));
+  } catch (error) {
+    if (lostRace(error)) {
+      throw new AppError(
+        'conflict',
+        'Another write changed the catalogue while this apply ran (a bundle key created at the same time); nothing was applied: plan and apply again',
+      );
+    }
+    throw error;
+  }
+}

@@ -1,4 +1,4 @@
-import type { Insertable, Selectable, Updateable } from 'kysely';
+import { type Insertable, type Selectable, sql, type Updateable } from 'kysely';
 import { toAdjustment, toPrice } from '../catalogue/stored-prices.ts';
 import type {
   Database,
@@ -8,7 +8,8 @@ import type {
   PriceBooksTable,
   ProductVariantsTable,
 } from '../db/database.ts';
-import type { CurrencyPrices, PriceBook, PricedProduct } from './price-books.schemas.ts';
+import { searchPattern } from '../db/search-text.ts';
+import type { CurrencyPrices, PriceBook, PricedProduct, PricedProductsPage } from './price-books.schemas.ts';
 
 export type PriceBookRow = Selectable<PriceBooksTable>;
 export type PriceRow = Selectable<PriceBookPricesTable>;
@@ -180,6 +181,110 @@ export async function listEntries(
     .where('e.price_book_id', '=', priceBookId);
   if (productIds) query = query.where('e.product_id', 'in', productIds);
   return query.orderBy('p.display_order').orderBy('p.id').execute();
+}
+
+export interface PricedProductsSearch {
+  q: string;
+  currency: string | undefined;
+  limit: number;
+  offset: number;
+}
+
+/**
+ * One page of a book's entries whose search text holds `q`, in the option's product order, with their prices and
+ * the number of matches, in one statement: undefined when the account has no such book, no matches when it is
+ * deleted. Rows are one per entry and currency (an entry without prices has one row of nulls).
+ */
+export async function searchEntries(
+  db: Executor,
+  accountId: string,
+  priceBookId: string,
+  search: PricedProductsSearch,
+): Promise<PricedProductsPage | undefined> {
+  const rows = await db
+    .with('book', (qb) =>
+      qb
+        .selectFrom('price_books')
+        .select(['id', 'bundle_option_id', 'is_deleted'])
+        .where('account_id', '=', accountId)
+        .where('id', '=', priceBookId),
+    )
+    .with('matches', (qb) =>
+      qb
+        .selectFrom('book as b')
+        .innerJoin('option_products as p', (join) =>
+          join.on('p.account_id', '=', accountId).onRef('p.option_id', '=', 'b.bundle_option_id'),
+        )
+        .innerJoin('price_book_products as e', (join) =>
+          join
+            .on('e.account_id', '=', accountId)
+            .onRef('e.price_book_id', '=', 'b.id')
+            .onRef('e.option_id', '=', 'p.option_id')
+            .onRef('e.product_id', '=', 'p.product_id'),
+        )
+        .select(['p.product_id', 'p.properties', 'p.display_order', 'p.id', 'e.allow_unit_price_editing'])
+        .where(sql<boolean>`not b.is_deleted`)
+        .$if(search.q !== '', (qb) =>
+          qb.where(sql<boolean>`p.search_text like ${searchPattern(search.q)} escape '\\'`),
+        ),
+    )
+    .with('page', (qb) =>
+      qb
+        .selectFrom('matches')
+        .selectAll()
+        .orderBy('display_order')
+        .orderBy('id')
+        .limit(search.limit)
+        .offset(search.offset),
+    )
+    .selectFrom('book as b')
+    .leftJoin('page as m', (join) => join.onTrue())
+    .leftJoin('price_book_prices as pr', (join) => {
+      const prices = join
+        .on('pr.account_id', '=', accountId)
+        .onRef('pr.price_book_id', '=', 'b.id')
+        .onRef('pr.product_id', '=', 'm.product_id');
+      return search.currency === undefined ? prices : prices.on('pr.currency', '=', search.currency);
+    })
+    .select((eb) => [
+      eb.selectFrom('matches').select(eb.fn.countAll().as('n')).as('total'),
+      'm.product_id',
+      'm.properties',
+      'm.allow_unit_price_editing',
+      'pr.account_id',
+      'pr.price_book_id',
+      'pr.currency',
+      'pr.standard_price',
+      'pr.list_price',
+      'pr.adjustment',
+    ])
+    .orderBy('m.display_order')
+    .orderBy('m.id')
+    .orderBy('pr.currency')
+    .execute();
+  const [first] = rows;
+  if (!first) return undefined;
+  const entries = new Map<string, { entry: EntryRow; prices: PriceRow[] }>();
+  for (const row of rows) {
+    if (row.product_id === null || row.properties === null || row.allow_unit_price_editing === null) continue;
+    let found = entries.get(row.product_id);
+    if (!found) {
+      found = {
+        entry: {
+          product_id: row.product_id,
+          properties: row.properties,
+          allow_unit_price_editing: row.allow_unit_price_editing,
+        },
+        prices: [],
+      };
+      entries.set(row.product_id, found);
+    }
+    if (row.currency !== null) found.prices.push({ ...(row as PriceRow), product_id: row.product_id });
+  }
+  return {
+    total: Number(first.total),
+    results: [...entries.values()].map(({ entry, prices }) => toPricedProduct(entry, prices)),
+  };
 }
 
 /** A product's price row in one currency, with its entry's flag; none when either is missing. */

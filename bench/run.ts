@@ -21,6 +21,7 @@ import {
   mainPlan,
   plannedRows,
   type SeededBundle,
+  searchPlan,
   tinyPlan,
 } from './catalogue.ts';
 import { measureCatalogueFile } from './catalogue-file.ts';
@@ -281,6 +282,29 @@ async function measureConfigureGrowth(
   }
 }
 
+/** Priced-product search in books of 100 to 10,000 entries, one request at a time (see DatabaseResult). */
+async function measureSearchGrowth(
+  result: DatabaseResult,
+  database: TestDatabase,
+  service: ServiceUnderTest,
+  key: string,
+) {
+  const { seeded } = await load(database, 'loading books of 100 to 10,000 entries', searchPlan(), 3, true);
+  progress.phase('search by book entries, one request at a time');
+  const headers = { 'x-api-key': key };
+  for (const bundle of seeded) {
+    const option = bundle.options[0];
+    const named = option?.products[Math.floor(option.products.length / 2)];
+    if (!option || !named) throw new BenchError('a search book has no products');
+    const url = `${service.baseUrl}/v1/pricebooks/${option.priceBookId}/pricedProducts?q=`;
+    const one = { url: url + encodeURIComponent(named.productId), headers };
+    result.searchBySize.push(await sequential(service, bundle.productCount, one));
+    result.searchBroadBySize.push(
+      await sequential(service, bundle.productCount, { url: `${url}enterprise`, headers }),
+    );
+  }
+}
+
 async function measureGrowth(
   result: DatabaseResult,
   database: TestDatabase,
@@ -303,6 +327,7 @@ async function measureGrowth(
   result.listBySize.push(await sequential(service, seeded.length, firstPage));
 
   await measureConfigureGrowth(result, service, key, seeded);
+  await measureSearchGrowth(result, database, service, key);
 
   const extra = tinyPlan(settings.extraBundles);
   const what = `loading ${extra.length.toLocaleString('en-US')} tiny bundles`;
@@ -333,6 +358,8 @@ async function benchDatabase(dialect: Dialect): Promise<DatabaseResult> {
       listBySize: [],
       configureByRules: [],
       configureByProducts: [],
+      searchBySize: [],
+      searchBroadBySize: [],
       extraLoad: null,
       webhooks: null,
       hostile: null,
@@ -372,6 +399,8 @@ async function benchDatabase(dialect: Dialect): Promise<DatabaseResult> {
       listBySize: [],
       configureByRules: [],
       configureByProducts: [],
+      searchBySize: [],
+      searchBroadBySize: [],
       extraLoad: null,
       webhooks: null,
       hostile: null,
@@ -391,8 +420,13 @@ async function benchDatabase(dialect: Dialect): Promise<DatabaseResult> {
         result.hostile = await hostileBeside(service, key, catalogue.seeded);
       }
       if (args.scenario === undefined) await measureGrowth(result, database, service, key, catalogue.seeded);
-      else if (args.scenario.includes('configure')) {
-        await measureConfigureGrowth(result, service, key, catalogue.seeded);
+      else {
+        if (args.scenario.includes('configure')) {
+          await measureConfigureGrowth(result, service, key, catalogue.seeded);
+        }
+        if (args.scenario.includes('priced-products-search')) {
+          await measureSearchGrowth(result, database, service, key);
+        }
       }
     } finally {
       progress.phase('stopping the service');

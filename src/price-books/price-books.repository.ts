@@ -1,4 +1,4 @@
-import { type Insertable, type Selectable, sql, type Updateable } from 'kysely';
+import { type Insertable, PostgresAdapter, type Selectable, sql, type Updateable } from 'kysely';
 import { toAdjustment, toPrice } from '../catalogue/stored-prices.ts';
 import type {
   Database,
@@ -193,7 +193,7 @@ export interface PricedProductsSearch {
 /**
  * One page of a book's entries whose search text holds `q`, in the option's product order, with their prices and
  * the number of matches, in one statement: undefined when the account has no such book, no matches when it is
- * deleted. Rows are one per entry and currency (an entry without prices has one row of nulls).
+ * deleted (its entries are read all the same: deleted books are rarely searched). Rows are one per entry and currency (an entry without prices has one row of nulls).
  */
 export async function searchEntries(
   db: Executor,
@@ -201,32 +201,39 @@ export async function searchEntries(
   priceBookId: string,
   search: PricedProductsSearch,
 ): Promise<PricedProductsPage | undefined> {
+  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
   const rows = await db
     .with('book', (qb) =>
       qb
         .selectFrom('price_books')
-        .select(['id', 'bundle_option_id', 'is_deleted'])
+        .select(['id', 'is_deleted'])
         .where('account_id', '=', accountId)
         .where('id', '=', priceBookId),
     )
-    .with('matches', (qb) =>
-      qb
-        .selectFrom('book as b')
-        .innerJoin('option_products as p', (join) =>
-          join.on('p.account_id', '=', accountId).onRef('p.option_id', '=', 'b.bundle_option_id'),
-        )
-        .innerJoin('price_book_products as e', (join) =>
-          join
-            .on('e.account_id', '=', accountId)
-            .onRef('e.price_book_id', '=', 'b.id')
-            .onRef('e.option_id', '=', 'p.option_id')
-            .onRef('e.product_id', '=', 'p.product_id'),
-        )
-        .select(['p.product_id', 'p.properties', 'p.display_order', 'p.id', 'e.allow_unit_price_editing'])
-        .where(sql<boolean>`not b.is_deleted`)
-        .$if(search.q !== '', (qb) =>
-          qb.where(sql<boolean>`p.search_text like ${searchPattern(search.q)} escape '\\'`),
-        ),
+    // SQLite has no statistics and no index for a substring: it reads the option's products in display order, each
+    // looked up among the book's entries, an order its cross joins impose. PostgreSQL chooses its own order; it is
+    // given the book's id alone, not the book's option (a value read from another row is planned as an average),
+    // so it can weigh the book's size against what the trigram index says about `q`. Materialized: the count and
+    // the page read it once.
+    .with(
+      (cte) => cte('matches').materialized(),
+      (qb) =>
+        qb
+          .selectFrom('price_books as b')
+          .crossJoin('option_products as p')
+          .crossJoin('price_book_products as e')
+          .select(['p.product_id', 'p.display_order', 'p.id', 'e.allow_unit_price_editing'])
+          .where('b.account_id', '=', accountId)
+          .where('b.id', '=', priceBookId)
+          .where('p.account_id', '=', accountId)
+          .$if(!postgres, (qb) => qb.whereRef('p.option_id', '=', 'b.bundle_option_id'))
+          .where('e.account_id', '=', accountId)
+          .where('e.price_book_id', '=', priceBookId)
+          .whereRef('e.option_id', '=', 'p.option_id')
+          .whereRef('e.product_id', '=', 'p.product_id')
+          .$if(search.q !== '', (qb) =>
+            qb.where(sql<boolean>`p.search_text like ${searchPattern(search.q)} escape '\\'`),
+          ),
     )
     .with('page', (qb) =>
       qb
@@ -239,6 +246,10 @@ export async function searchEntries(
     )
     .selectFrom('book as b')
     .leftJoin('page as m', (join) => join.onTrue())
+    // Properties are read for the page only: a broad `q` matches much of a large book.
+    .leftJoin('option_products as p', (join) =>
+      join.on('p.account_id', '=', accountId).onRef('p.id', '=', 'm.id'),
+    )
     .leftJoin('price_book_prices as pr', (join) => {
       const prices = join
         .on('pr.account_id', '=', accountId)
@@ -247,9 +258,10 @@ export async function searchEntries(
       return search.currency === undefined ? prices : prices.on('pr.currency', '=', search.currency);
     })
     .select((eb) => [
+      'b.is_deleted',
       eb.selectFrom('matches').select(eb.fn.countAll().as('n')).as('total'),
       'm.product_id',
-      'm.properties',
+      'p.properties',
       'm.allow_unit_price_editing',
       'pr.account_id',
       'pr.price_book_id',
@@ -264,6 +276,7 @@ export async function searchEntries(
     .execute();
   const [first] = rows;
   if (!first) return undefined;
+  if (first.is_deleted) return { total: 0, results: [] };
   const entries = new Map<string, { entry: EntryRow; prices: PriceRow[] }>();
   for (const row of rows) {
     if (row.product_id === null || row.properties === null || row.allow_unit_price_editing === null) continue;

@@ -5,8 +5,8 @@ import { searchTextOf } from '../search-text.ts';
 // products keep the lower-cased text `q` is matched against, filled here for the rows already stored. PostgreSQL
 // indexes it by trigrams (pg_trgm), so a substring search reads the index rather than every entry of a large
 // book. Where the extension cannot be created (no privilege, not installed), the migration goes on without that
-// index: searches stay correct and read the book's entries. SQLite has no trigram index for LIKE; the option's
-// products are read in display order from an index that holds the text, so the rows are read only for a page.
+// index: searches stay correct and read the book's entries. SQLite has no index for a substring: a search reads
+// the book's entries through the keys it already has, which is what its planner picks without statistics.
 export async function up(db: Kysely<unknown>): Promise<void> {
   // SQLite adds a NOT NULL column only with a default; every insert gives the column its value.
   await db.schema
@@ -55,12 +55,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
         db,
       );
     }
-  } else {
-    await db.schema
-      .createIndex('option_products_search_idx')
-      .on('option_products')
-      .columns(['account_id', 'option_id', 'display_order', 'id', 'product_id', 'search_text'])
-      .execute();
   }
 }
 
@@ -81,6 +75,5 @@ async function trigramsAvailable(db: Kysely<unknown>): Promise<boolean> {
 export async function down(db: Kysely<unknown>): Promise<void> {
   // The extension stays: other schemas of the database may use it.
   await sql`drop index if exists option_products_search_trgm`.execute(db);
-  await sql`drop index if exists option_products_search_idx`.execute(db);
   await db.schema.alterTable('option_products').dropColumn('search_text').execute();
 }

@@ -3,10 +3,10 @@ import { searchTextOf } from '../search-text.ts';
 
 // A price book search finds, counts and pages its matches in one statement (src/db/search-text.ts): option
 // products keep the lower-cased text `q` is matched against, filled here for the rows already stored. PostgreSQL
-// indexes it by trigrams (pg_trgm), so a substring search reads the index rather than every entry of a large
-// book. Where the extension cannot be created (no privilege, not installed), the migration goes on without that
-// index: searches stay correct and read the book's entries. SQLite has no index for a substring: a search reads
-// the book's entries through the keys it already has, which is what its planner picks without statistics.
+// indexes it by trigrams (pg_trgm, with btree_gin for account_id), so a substring search reads the index rather
+// than every entry of a large book. Where the extensions cannot be created (no privilege, not installed), the
+// migration goes on without that index: searches stay correct and read the book's entries. SQLite has no index
+// for a substring: a search reads the option's products through the keys it already has.
 export async function up(db: Kysely<unknown>): Promise<void> {
   // SQLite adds a NOT NULL column only with a default; every insert gives the column its value.
   await db.schema
@@ -51,19 +51,20 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   }
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
     if (await trigramsAvailable(db)) {
-      await sql`create index option_products_search_trgm on option_products using gin (search_text gin_trgm_ops)`.execute(
-        db,
-      );
+      // account_id leads, as in every index of a tenant's table; btree_gin lets a GIN index hold it.
+      await sql`create index option_products_search_trgm on option_products
+        using gin (account_id, search_text gin_trgm_ops)`.execute(db);
     }
   }
 }
 
-/** Creates pg_trgm if it is not there yet; false when this role cannot. A savepoint keeps the migration's
- * transaction usable after a refusal. */
+/** Creates pg_trgm and btree_gin if they are not there yet; false when this role cannot. A savepoint keeps the
+ * migration's transaction usable after a refusal. */
 async function trigramsAvailable(db: Kysely<unknown>): Promise<boolean> {
   await sql`savepoint trigrams`.execute(db);
   try {
     await sql`create extension if not exists pg_trgm`.execute(db);
+    await sql`create extension if not exists btree_gin`.execute(db);
     await sql`release savepoint trigrams`.execute(db);
     return true;
   } catch {
@@ -73,7 +74,7 @@ async function trigramsAvailable(db: Kysely<unknown>): Promise<boolean> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  // The extension stays: other schemas of the database may use it.
+  // The extensions stay: other schemas of the database may use them.
   await sql`drop index if exists option_products_search_trgm`.execute(db);
   await db.schema.alterTable('option_products').dropColumn('search_text').execute();
 }

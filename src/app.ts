@@ -19,6 +19,7 @@ import { checkStore } from './db/store-check.ts';
 import { eventsRoutes } from './events/events.routes.ts';
 import { isApiRoute, needsWriteAccess, requireApiKey } from './http/auth.ts';
 import { ProblemRef, withErrorResponses } from './http/common-schemas.ts';
+import { compressAnswers } from './http/compression.ts';
 import { conditionalRequests } from './http/conditional.ts';
 import { registerDocs } from './http/docs.ts';
 import {
@@ -163,6 +164,8 @@ export async function buildApp({
   refuseUnstorableText(app);
   idempotencyKeys(app, database.db);
   conditionalRequests(app);
+  // After the ETag's hook, which answers 304 before anything is compressed.
+  compressAnswers(app);
   carryRequestId(app);
 
   app.addHook('onRoute', (route) => {

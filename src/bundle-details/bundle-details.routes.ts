@@ -1,6 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { type CachedDetails, StampedCache } from '../catalogue/stamped-cache.ts';
+import { codingFor, sentEncoded } from '../http/compression.ts';
 import { tag } from '../http/openapi.ts';
 import type { Routes } from '../http/routes.ts';
 import { BundleDetailsQuery, BundleDetailsResponse } from './bundle-details.schemas.ts';
@@ -39,9 +40,19 @@ export const bundleDetailsRoutes: Routes = async (app, { db, config, answers, me
       },
     },
     async (request, reply) => {
-      const { body, etag } = await bundleDetailsBytes(db, cache, answers, request.account.id, request.query);
-      // Already serialized: the bytes go out as they are. The response schema documents them in /openapi.json.
-      return (reply as FastifyReply).header('etag', etag).type('application/json; charset=utf-8').send(body);
+      const { body, etag, coding } = await bundleDetailsBytes(
+        db,
+        cache,
+        answers,
+        request.account.id,
+        request.query,
+        (bytes) => codingFor(request, bytes),
+      );
+      // Already serialized, and compressed when kept: the bytes go out as they are. The response schema
+      // documents them in /openapi.json.
+      reply.header('etag', etag).type('application/json; charset=utf-8');
+      if (coding !== null) sentEncoded(request, reply, coding);
+      return (reply as FastifyReply).send(body);
     },
   );
 };

@@ -1,4 +1,5 @@
 import type { Executor } from '../db/database.ts';
+import type { Coding } from '../http/compression.ts';
 import { type CatalogueRows, loadStamps } from './catalogue.repository.ts';
 
 /** Something built from some bundles at one moment, and what tells whether it still holds. */
@@ -16,6 +17,8 @@ export interface Stamped {
 export interface CachedDetails extends Stamped {
   body: Buffer;
   etag: string;
+  /** The body compressed, each coding made once, when first asked for; the weight counts each once made. */
+  encoded?: Partial<Record<Coding, Promise<Buffer>>>;
 }
 
 // Besides the value, each entry holds its key and stamps; this is a fair allowance for them and the Map slots.
@@ -76,6 +79,11 @@ export class StampedCache<T extends Stamped> {
       this.#entries.delete(oldest);
       this.#bytes -= held.size;
     }
+  }
+
+  /** Counts `entry` again after it grew (a compressed form added), if it is still the one held under `key`. */
+  reweigh(key: string, entry: T): void {
+    if (this.#entries.get(key)?.entry === entry) this.set(key, entry);
   }
 
   delete(key: string): void {

@@ -12,6 +12,9 @@ export interface ScenarioResult extends Measurement {
   /** RSS before the warm-up: the peak minus this is what the scenario added to a process that had run the others. */
   rssBeforeBytes: number;
   ratioToCeiling: number | null;
+  /** CPU time (user and system) of the measured process per answer while measured, in ms: what an answer costs
+   * the service whatever bounds the rate (the load generator too is on this machine). */
+  cpuMsPerRequest?: number;
 }
 
 export interface GrowthPoint {
@@ -362,6 +365,7 @@ export function toMarkdown(results: Results): string {
           number('req/s'),
           number('p50 ms'),
           number('p99 ms'),
+          number('CPU ms/req'),
           number('peak RSS MB (growth)'),
           number('errors/non-2xx'),
           number('vs ceiling'),
@@ -372,6 +376,7 @@ export function toMarkdown(results: Results): string {
           fixed(s.requestsPerSecond, 0),
           fixed(s.p50Ms, 2),
           fixed(s.p99Ms, 2),
+          s.cpuMsPerRequest === undefined ? '' : fixed(s.cpuMsPerRequest, 3),
           `${mb(s.peakRssBytes)} (+${mb(s.peakRssBytes - s.rssBeforeBytes)})`,
           `${s.failures}${s.requests === 0 ? ' (nothing answered in time)' : ''}`,
           s.ratioToCeiling === null ? 'n/a' : `${fixed(s.ratioToCeiling * 100, 0)}%`,

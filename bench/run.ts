@@ -29,6 +29,7 @@ import { measureHostile } from './hostile.ts';
 import { measure, measureTogether, type Target } from './load.ts';
 import {
   type Child,
+  cpuTicks,
   peakRss,
   repoRoot,
   resetPeakRss,
@@ -144,7 +145,9 @@ async function runScenario(
     onSecond: stage('warm-up'),
   });
   measured.resetPeak();
+  const ticksBefore = cpuTicks(measured.child.pid);
   const m = await measure(target, { ...load, seconds: settings.seconds, onSecond: stage('measuring') });
+  const ticks = cpuTicks(measured.child.pid) - ticksBefore;
   const result: ScenarioResult = {
     name: scenario.name,
     title: scenario.title,
@@ -153,6 +156,8 @@ async function runScenario(
     peakRssBytes: peakRss(measured.child.pid),
     rssBeforeBytes,
     ratioToCeiling: ceilingRps === null ? null : m.requestsPerSecond / ceilingRps,
+    // A tick is 10 ms.
+    cpuMsPerRequest: m.requests > 0 ? (ticks * 10) / m.requests : undefined,
   };
   progress.done(
     `${scenario.name}: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, ` +
@@ -181,7 +186,7 @@ async function runScenarios(
   const planned = scenarios.map((scenario) => {
     const onCeiling = scenario.copyOf !== undefined && ceiling !== null;
     const baseUrl = onCeiling && ceiling ? ceiling.baseUrl : service.baseUrl;
-    const headers: Record<string, string> = onCeiling ? {} : { 'x-api-key': key };
+    const headers: Record<string, string> = onCeiling ? {} : { 'x-api-key': key, ...scenario.headers };
     const { method, body, bodies } = scenario;
     return {
       scenario,
@@ -192,9 +197,14 @@ async function runScenarios(
   try {
     for (const { scenario, target } of planned) {
       for (const body of bodiesOf(target)) {
-        const { status, text } = await call({ ...target, body });
+        const { status, text, encoding } = await call({ ...target, body });
         if (status !== 200 || !scenario.check(JSON.parse(text))) {
           throw new BenchError(`${scenario.name}: unexpected answer ${status}: ${text.slice(0, 2000)}`);
+        }
+        if (scenario.encoding !== undefined && encoding !== scenario.encoding) {
+          throw new BenchError(
+            `${scenario.name}: answered in ${encoding ?? 'no coding'}, not ${scenario.encoding}`,
+          );
         }
       }
     }

@@ -55,6 +55,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       await sql`create index option_products_search_trgm on option_products
         using gin (account_id, search_text gin_trgm_ops)`.execute(db);
     }
+    // The planner weighs the trigram index by the column's statistics: without them it may read the index for a
+    // word half the account holds rather than a small book's entries, until autovacuum comes round.
+    await sql`analyze option_products`.execute(db);
   }
 }
 

@@ -1,10 +1,16 @@
 // The text a price book search matches is stored beside the properties (src/db/search-text.ts): these check that
 // every write keeps it in step, and that the migration which added it filled it for the products stored before.
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
-import { Migrator } from 'kysely';
+import { Migrator, sql } from 'kysely';
+import pg from 'pg';
+import { buildApp } from '../../src/app.ts';
+import { connect } from '../../src/db/connect.ts';
 import { migrateToLatest, migrations } from '../../src/db/migrate.ts';
-import { describeEachDatabase } from '../helpers/app.ts';
+import { createKey } from '../../src/keys/keys.service.ts';
+import { callApp, describeEachDatabase, testConfig } from '../helpers/app.ts';
+import { adminQuery, dialects, postgresAdminUrl } from '../helpers/database.ts';
 import { createBundle } from '../helpers/factories.ts';
 
 describeEachDatabase('price book search text', (ctx) => {
@@ -91,4 +97,62 @@ describeEachDatabase('price book search text', (ctx) => {
     assert.deepEqual(await search(option.priceBookId, 'écran large'), ['SCR-1']);
     assert.deepEqual(await search(option.priceBookId, 'scr-'), ['SCR-1']);
   });
+});
+
+test('PostgreSQL: a role that may not create extensions migrates all the same, and searches without the index', {
+  skip: !dialects.includes('postgres'),
+}, async () => {
+  const name = `cpq_test_${process.pid}_${randomBytes(4).toString('hex')}`;
+  const role = `${name}_owner`;
+  const urlOf = (user: string) => {
+    const url = new URL(postgresAdminUrl);
+    url.pathname = `/${name}`;
+    url.username = user;
+    return url.toString();
+  };
+  await adminQuery(`create role ${role} login`);
+  await adminQuery(`create database ${name}`);
+  const admin = new pg.Client({ connectionString: urlOf('postgres') });
+  await admin.connect();
+  await admin.query(`grant usage, create on schema public to ${role}`);
+  await admin.end();
+  // The role may create tables, but not extensions: it has no CREATE on the database.
+  const handle = connect({ databaseUrl: urlOf(role), sqlitePath: ':memory:' });
+  try {
+    await migrateToLatest(handle.db);
+    const indexes = await sql<{ indexname: string }>`select indexname from pg_indexes
+        where tablename = 'option_products'`.execute(handle.db);
+    assert.ok(!indexes.rows.some((r) => r.indexname === 'option_products_search_trgm'));
+    const app = await buildApp({ config: testConfig(), database: handle });
+    try {
+      const key = (await createKey(handle.db, { accountId: 'acme', name: null, readOnly: false })).plaintext;
+      const call = (method: 'GET' | 'POST' | 'PUT', url: string, body?: unknown) =>
+        callApp(app, key, method, url, { body });
+      const made = await call('POST', '/v1/bundles', {
+        header: { productId: 'HDR', properties: {} },
+        isActive: true,
+      });
+      assert.equal(made.status, 201, made.text);
+      const option = await call('POST', `/v1/bundles/${made.body.id}/options`, {
+        name: 'Screens',
+        products: [{ productId: 'SCR-1', properties: { label: 'Écran' } }],
+      });
+      assert.equal(option.status, 201, option.text);
+      const book = option.body.priceBookId;
+      await call('PUT', `/v1/pricebooks/${book}/prices`, [
+        { productId: 'SCR-1', currency: 'USD', standardPrice: 1 },
+      ]);
+      const found = await call('GET', `/v1/pricebooks/${book}/pricedProducts?q=%C3%89CRAN`);
+      assert.deepEqual(
+        found.body.results.map((r: { productId: string }) => r.productId),
+        ['SCR-1'],
+      );
+    } finally {
+      await app.close();
+    }
+  } finally {
+    await handle.db.destroy();
+    await adminQuery(`drop database if exists ${name} with (force)`);
+    await adminQuery(`drop role if exists ${role}`);
+  }
 });

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Db, IdempotencyKeysTable } from '../db/database.ts';
 import { AppError } from '../problems.ts';
-import { isApiRoute } from './auth.ts';
+import { confirmKey, isApiRoute } from './auth.ts';
 import { ProblemRef } from './common-schemas.ts';
 import {
   type Claim,
@@ -162,6 +162,8 @@ export function idempotencyKeys(app: FastifyInstance, db: Db): void {
   app.addHook('preHandler', async (request, reply) => {
     const key = request.headers[headerName];
     if (typeof key !== 'string' || !isIdempotentRoute(request.method, request.routeOptions.url)) return;
+    // A claim is a write: a key not yet confirmed (a quote, which only reads) is confirmed first.
+    await confirmKey(db, request);
     const now = Date.now();
     const outcome = await claim(db, request.account.id, key, requestHash(request), now);
     switch (outcome.kind) {

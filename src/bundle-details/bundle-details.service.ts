@@ -6,7 +6,7 @@ import type { Db } from '../db/database.ts';
 import { MAX_PROPERTY_NAME_LENGTH, MAX_PROPERTY_NAMES } from '../http/common-schemas.ts';
 import { partsTagger } from '../http/conditional.ts';
 import { AnswerBudget, type AnswerLimits } from '../http/heavy-answers.ts';
-import type { UnconfirmedKey } from '../keys/keys.service.ts';
+import { confirmKey, type UnconfirmedKey } from '../keys/keys.service.ts';
 import { normaliseInstant } from '../price-books/instants.ts';
 import { invalid } from '../problems.ts';
 import {
@@ -309,8 +309,8 @@ export async function getBundleDetails(
  * query as asked, and reused only while every asked bundle's (version, tree_version) is what it was, read again
  * here in one indexed query, and no book's effective window has opened or closed since (StampedCache.through).
  * The triggers keep tree_version in the writing transaction, so this holds across instances on one database.
- * The request's `key`, when unconfirmed, is confirmed by that same query. Answers for another instant (`at`) are
- * not kept.
+ * The request's `key`, when unconfirmed, is confirmed by that same query (by a lookup of its own otherwise).
+ * Answers for another instant (`at`) are not kept.
  */
 export async function bundleDetailsBytes(
   db: Db,
@@ -336,6 +336,7 @@ export async function bundleDetailsBytes(
       return { ...(await answerBytes(bundles, notFound)), books, stamps };
     });
   if (request.at !== null || cache === null) {
+    await confirmKey(db, accountId, key);
     const { body, etag } = await build(request.at ?? new Date().toISOString());
     return { body, etag };
   }

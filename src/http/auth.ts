@@ -1,10 +1,10 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { Db } from '../db/database.ts';
 import {
   type Account,
   authenticate,
+  confirmKey,
   KnownKeys,
-  keyIsLive,
   type UnconfirmedKey,
 } from '../keys/keys.service.ts';
 import { AppError } from '../problems.ts';
@@ -40,12 +40,6 @@ export function isApiRoute(url: string | undefined): boolean {
 
 const unknownKey = () => new AppError('unauthorized', 'The API key is not known or has been revoked');
 
-/** Confirms the request's key with a lookup of its own, unless something has already: before anything it writes. */
-export async function confirmKey(db: Db, request: FastifyRequest): Promise<void> {
-  const pending = request.unconfirmedKey;
-  if (pending !== null) pending.confirm(await keyIsLive(db, request.account));
-}
-
 /**
  * Every /v1 route needs a key; the key's account scopes everything after. The hook sits on the root and decides
  * by the route's URL, so a /v1 route is guarded wherever in the plugin tree it was registered.
@@ -53,8 +47,8 @@ export async function confirmKey(db: Db, request: FastifyRequest): Promise<void>
  * A key is looked up in the database on every request, except on a route marked keyConfirmedByRead when this
  * process has found the key live before: the request then goes on unconfirmed, and the route's read confirms the
  * key in the statement it runs anyway, refusing a revoked one with 401 before it answers or builds anything. So a
- * key revoked through any instance (or the command line) is refused at once by every instance. Whatever a route
- * did not confirm (an answer for another instant, one refused before the read) is confirmed before it is sent.
+ * key revoked through any instance (or the command line) is refused at once by every instance. A request refused
+ * before its read (a bad body, the rate limit) gets that refusal, which tells nothing of the account.
  */
 export function requireApiKey(app: FastifyInstance, db: Db): void {
   const known = new KnownKeys();
@@ -89,10 +83,12 @@ export function requireApiKey(app: FastifyInstance, db: Db): void {
     }
     request.account = account;
   });
-  // Registered before the hooks that store or shorten an answer (idempotency, conditional requests), so a key no
-  // read confirmed is confirmed before any of them: a revoked key then gets its 401 and nothing else.
-  app.addHook('onSend', async (request, _reply, payload) => {
-    await confirmKey(db, request);
+  // What makes keyConfirmedByRead safe whatever a route does: no answer but an error goes out on a key no read
+  // confirmed. Registered before the hooks that store or shorten an answer (idempotency, conditional requests).
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (reply.statusCode < 400 && request.unconfirmedKey !== null) {
+      await confirmKey(db, request.account.id, request.unconfirmedKey);
+    }
     return payload;
   });
 }

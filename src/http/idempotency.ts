@@ -2,8 +2,9 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Db, IdempotencyKeysTable } from '../db/database.ts';
+import { confirmKey } from '../keys/keys.service.ts';
 import { AppError } from '../problems.ts';
-import { confirmKey, isApiRoute } from './auth.ts';
+import { isApiRoute } from './auth.ts';
 import { ProblemRef } from './common-schemas.ts';
 import {
   type Claim,
@@ -163,7 +164,7 @@ export function idempotencyKeys(app: FastifyInstance, db: Db): void {
     const key = request.headers[headerName];
     if (typeof key !== 'string' || !isIdempotentRoute(request.method, request.routeOptions.url)) return;
     // A claim is a write: a key not yet confirmed (a quote, which only reads) is confirmed first.
-    await confirmKey(db, request);
+    await confirmKey(db, request.account.id, request.unconfirmedKey);
     const now = Date.now();
     const outcome = await claim(db, request.account.id, key, requestHash(request), now);
     switch (outcome.kind) {

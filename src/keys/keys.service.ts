@@ -56,8 +56,8 @@ export function revokeApiKey(db: Db, keyId: string): Promise<ApiKeyRecord | null
 
 /**
  * A key answered from this process's memory of keys it has seen live (KnownKeys): the read that serves the request
- * confirms it is still live, in the same statement as its own stamp check, and calls `confirm` with what it found;
- * whatever no read confirmed is confirmed before the answer goes out (http/auth.ts).
+ * confirms it is still live, in the same statement as its own stamp check (or with confirmKey when it has none), and
+ * calls `confirm` with what it found.
  */
 export interface UnconfirmedKey {
   readonly id: string;
@@ -124,7 +124,7 @@ export async function authenticate(db: Db, presented: string, known: KnownKeys):
   return account;
 }
 
-/** Whether the key is still live: its own lookup, for a request whose read did not confirm it. */
-export function keyIsLive(db: Db, account: Account): Promise<boolean> {
-  return isKeyLive(db, account.id, account.keyId);
+/** Confirms an unconfirmed key of the account with a lookup of its own, for a read that does not confirm it. */
+export async function confirmKey(db: Db, accountId: string, key: UnconfirmedKey | null): Promise<void> {
+  if (key !== null) key.confirm(await isKeyLive(db, accountId, key.id));
 }

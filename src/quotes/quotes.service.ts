@@ -2,7 +2,7 @@ import { readInRounds } from '../catalogue/rounds.ts';
 import { type Stamped, type StampedCache, throughStamps } from '../catalogue/stamped-cache.ts';
 import type { Db } from '../db/database.ts';
 import type { AnswerGate } from '../http/heavy-answers.ts';
-import type { UnconfirmedKey } from '../keys/keys.service.ts';
+import { confirmKey, type UnconfirmedKey } from '../keys/keys.service.ts';
 import { normaliseInstant } from '../price-books/instants.ts';
 import { invalid, invalidOrUnknownReference, type ProblemItem } from '../problems.ts';
 import { type CatalogueBundle, checkQuoteRequest, priceQuote } from './quotes.engine.ts';
@@ -71,6 +71,7 @@ export async function catalogueOf(
       }),
     );
   if (request.at !== undefined || cache === null) {
+    await confirmKey(db, accountId, key);
     const at = request.at ?? new Date().toISOString();
     return { catalogue: (await load(at)).catalogue, at };
   }

@@ -176,9 +176,8 @@ describeEachDatabase('a revoked key across instances', (ctx) => {
 
   test('is refused at once by every instance, cached answers and all, and a new key works at once', async () => {
     const priced = await pricedBundle(ctx);
-    const made = await createKey(ctx.db, { accountId: 'acme', name: 'rotated', readOnly: false });
-    const key = made.plaintext;
     const details = { query: { bundleIds: priced.bundle.id } };
+    const configureUrl = `/v1/bundles/${priced.bundle.id}/configure`;
     const requests: [string, 'GET' | 'POST', string, (tag: string) => CallOptions][] = [
       ['details', 'GET', '/v1/bundles-details', () => details],
       [
@@ -193,7 +192,6 @@ describeEachDatabase('a revoked key across instances', (ctx) => {
         '/v1/bundles-details',
         () => ({ query: { ...details.query, at: '2030-01-01T00:00:00Z' } }),
       ],
-      ['details, a bad query', 'GET', '/v1/bundles-details', () => ({ query: { bundleIds: ',' } })],
       ['quote', 'POST', '/v1/quotes/price', () => ({ body: priced.quote })],
       [
         'quote with an Idempotency-Key',
@@ -201,46 +199,59 @@ describeEachDatabase('a revoked key across instances', (ctx) => {
         '/v1/quotes/price',
         () => ({ body: priced.quote, headers: { 'idempotency-key': 'revoked-quote' } }),
       ],
-      ['configure', 'POST', `/v1/bundles/${priced.bundle.id}/configure`, () => ({ body: priced.configure })],
+      ['configure', 'POST', configureUrl, () => ({ body: priced.configure })],
       [
         'configure, a missing bundle',
         'POST',
         `/v1/bundles/${missingId}/configure`,
         () => ({ body: { selections: [] } }),
       ],
+      [
+        'configure for another instant, a missing bundle',
+        'POST',
+        `/v1/bundles/${missingId}/configure`,
+        () => ({ body: { selections: [], at: '2030-01-01T00:00:00Z' } }),
+      ],
+      [
+        'quote for another instant',
+        'POST',
+        '/v1/quotes/price',
+        () => ({ body: { ...priced.quote, at: '2030-01-01T00:00:00Z' } }),
+      ],
       ['a list', 'GET', '/v1/bundles', () => ({})],
     ];
     const apps = { A: ctx.app, B: other };
     const tags = new Map<App, string>();
-    for (const app of Object.values(apps)) {
-      for (let i = 0; i < 2; i++) {
-        const read = await callApp(app, key, 'GET', '/v1/bundles-details', details);
-        assert.equal(read.status, 200, read.text);
-        tags.set(app, read.headers.etag as string);
-        assert.equal(
-          (await callApp(app, key, 'POST', '/v1/quotes/price', { body: priced.quote })).status,
-          200,
-        );
-        const configured = await callApp(app, key, 'POST', `/v1/bundles/${priced.bundle.id}/configure`, {
-          body: priced.configure,
-        });
-        assert.equal(configured.status, 200, configured.text);
+    // Each path with a key of its own, which both instances remember (and hold answers for) when it is revoked.
+    for (const [what, method, url, options] of requests) {
+      const made = await createKey(ctx.db, { accountId: 'acme', name: what, readOnly: false });
+      for (const app of Object.values(apps)) {
+        for (let i = 0; i < 2; i++) {
+          const read = await callApp(app, made.plaintext, 'GET', '/v1/bundles-details', details);
+          assert.equal(read.status, 200, read.text);
+          tags.set(app, read.headers.etag as string);
+          const quoted = await callApp(app, made.plaintext, 'POST', '/v1/quotes/price', {
+            body: priced.quote,
+          });
+          assert.equal(quoted.status, 200, quoted.text);
+          const configured = await callApp(app, made.plaintext, 'POST', configureUrl, {
+            body: priced.configure,
+          });
+          assert.equal(configured.status, 200, configured.text);
+        }
       }
-    }
-
-    await revokeApiKey(ctx.db, made.key.id);
-    for (const [name, app] of Object.entries(apps)) {
-      for (const [what, method, url, options] of requests) {
-        const refused = await callApp(app, key, method, url, options(tags.get(app) as string));
+      await revokeApiKey(ctx.db, made.key.id);
+      for (const [name, app] of Object.entries(apps)) {
+        const refused = await callApp(app, made.plaintext, method, url, options(tags.get(app) as string));
         assert.equal(
           refused.status,
           401,
           `${name}: ${what}: ${refused.status} ${refused.text.slice(0, 200)}`,
         );
         assertProblem(refused, 401, 'unauthorized');
+        // Refused again, now that the instance has forgotten the key.
+        assertProblem(await callApp(app, made.plaintext, 'GET', '/v1/bundles-details', details), 401);
       }
-      // Refused again, now that the instance has forgotten the key.
-      assertProblem(await callApp(app, key, 'GET', '/v1/bundles-details', details), 401, 'unauthorized');
     }
     const claims = await ctx.db
       .selectFrom('idempotency_keys')
@@ -263,6 +274,26 @@ describeEachDatabase('a revoked key across instances', (ctx) => {
         );
       }
     }
+  });
+
+  test('a request refused before its read gets that refusal, and the next read refuses the key', async () => {
+    const priced = await pricedBundle(ctx);
+    const made = await createKey(ctx.db, { accountId: 'acme', name: 'late', readOnly: false });
+    const details = { query: { bundleIds: priced.bundle.id } };
+    for (let i = 0; i < 2; i++) {
+      assert.equal((await callApp(other, made.plaintext, 'GET', '/v1/bundles-details', details)).status, 200);
+    }
+    await revokeApiKey(ctx.db, made.key.id);
+    // A bad query tells nothing of the account: it is refused as it is, before anything is read.
+    const bad = await callApp(other, made.plaintext, 'GET', '/v1/bundles-details', {
+      query: { bundleIds: ',' },
+    });
+    assertProblem(bad, 400, 'validation_failed');
+    assertProblem(
+      await callApp(other, made.plaintext, 'GET', '/v1/bundles-details', details),
+      401,
+      'unauthorized',
+    );
   });
 
   test("a key of another account never reads this one's cached answers", async () => {

@@ -217,9 +217,7 @@ export async function loadStampsWithKey(
 ): Promise<{ stamps: Map<string, string>; keyLive: boolean }> {
   const rows = await db
     .selectFrom('api_keys as k')
-    .leftJoin('bundles as b', (join) =>
-      join.onRef('b.account_id', '=', 'k.account_id').on('b.id', 'in', bundleIds),
-    )
+    .leftJoin('bundles as b', (join) => join.on('b.account_id', '=', accountId).on('b.id', 'in', bundleIds))
     .select(['k.revoked_at', 'b.id', 'b.version', 'b.tree_version'])
     .where('k.account_id', '=', accountId)
     .where('k.id', '=', keyId)

@@ -14,6 +14,7 @@ export const bundleDetailsRoutes: Routes = async (app, { db, config, answers, me
   app.get(
     '/bundles-details',
     {
+      config: { keyConfirmedByRead: true },
       schema: {
         operationId: 'getBundlesDetails',
         summary: 'Pricing detail of bundles: options, products and their prices',
@@ -39,7 +40,14 @@ export const bundleDetailsRoutes: Routes = async (app, { db, config, answers, me
       },
     },
     async (request, reply) => {
-      const { body, etag } = await bundleDetailsBytes(db, cache, answers, request.account.id, request.query);
+      const { body, etag } = await bundleDetailsBytes(
+        db,
+        cache,
+        answers,
+        request.account.id,
+        request.unconfirmedKey,
+        request.query,
+      );
       // Already serialized: the bytes go out as they are. The response schema documents them in /openapi.json.
       return (reply as FastifyReply).header('etag', etag).type('application/json; charset=utf-8').send(body);
     },

@@ -6,6 +6,7 @@ import type { Db } from '../db/database.ts';
 import { MAX_PROPERTY_NAME_LENGTH, MAX_PROPERTY_NAMES } from '../http/common-schemas.ts';
 import { partsTagger } from '../http/conditional.ts';
 import { AnswerBudget, type AnswerLimits } from '../http/heavy-answers.ts';
+import { confirmKey, type UnconfirmedKey } from '../keys/keys.service.ts';
 import { normaliseInstant } from '../price-books/instants.ts';
 import { invalid } from '../problems.ts';
 import {
@@ -308,6 +309,7 @@ export async function getBundleDetails(
  * query as asked, and reused only while every asked bundle's (version, tree_version) is what it was, read again
  * here in one indexed query, and no book's effective window has opened or closed since (StampedCache.through).
  * The triggers keep tree_version in the writing transaction, so this holds across instances on one database.
+ * The request's `key`, when unconfirmed, is confirmed by that same query (by a lookup of its own otherwise).
  * Answers for another instant (`at`) are not kept.
  */
 export async function bundleDetailsBytes(
@@ -315,6 +317,7 @@ export async function bundleDetailsBytes(
   cache: StampedCache<CachedDetails> | null,
   limits: AnswerLimits,
   accountId: string,
+  key: UnconfirmedKey | null,
   query: BundleDetailsQuery,
 ): Promise<Pick<CachedDetails, 'body' | 'etag'>> {
   const request = parseQuery(query);
@@ -333,11 +336,12 @@ export async function bundleDetailsBytes(
       return { ...(await answerBytes(bundles, notFound)), books, stamps };
     });
   if (request.at !== null || cache === null) {
+    await confirmKey(db, accountId, key);
     const { body, etag } = await build(request.at ?? new Date().toISOString());
     return { body, etag };
   }
-  const key = JSON.stringify([accountId, query.bundleIds, query.properties ?? null]);
-  const { entry } = await throughStamps(db, cache, accountId, request.ids, key, async (at) => {
+  const entryKey = JSON.stringify([accountId, query.bundleIds, query.properties ?? null]);
+  const { entry } = await throughStamps(db, cache, accountId, key, request.ids, entryKey, async (at) => {
     const { body, etag, books, stamps } = await build(at);
     return { value: { body, etag, weight: body.byteLength }, books, stamps };
   });

@@ -15,6 +15,7 @@ export const bundleDetailsRoutes: Routes = async (app, { db, config, answers, me
   app.get(
     '/bundles-details',
     {
+      config: { keyConfirmedByRead: true },
       schema: {
         operationId: 'getBundlesDetails',
         summary: 'Pricing detail of bundles: options, products and their prices',
@@ -46,6 +47,7 @@ export const bundleDetailsRoutes: Routes = async (app, { db, config, answers, me
         cache,
         answers,
         request.account.id,
+        request.unconfirmedKey,
         request.query,
         (bytes) => codingFor(request, bytes),
       );

@@ -7,6 +7,7 @@ import { MAX_PROPERTY_NAME_LENGTH, MAX_PROPERTY_NAMES } from '../http/common-sch
 import { type Coding, compress } from '../http/compression.ts';
 import { partsTagger } from '../http/conditional.ts';
 import { AnswerBudget, type AnswerLimits } from '../http/heavy-answers.ts';
+import { confirmKey, type UnconfirmedKey } from '../keys/keys.service.ts';
 import { normaliseInstant } from '../price-books/instants.ts';
 import { invalid } from '../problems.ts';
 import {
@@ -338,6 +339,7 @@ function encodedBody(
  * query as asked, and reused only while every asked bundle's (version, tree_version) is what it was, read again
  * here in one indexed query, and no book's effective window has opened or closed since (StampedCache.through).
  * The triggers keep tree_version in the writing transaction, so this holds across instances on one database.
+ * The request's `key`, when unconfirmed, is confirmed by that same query (by a lookup of its own otherwise).
  * Answers for another instant (`at`) are not kept. A kept answer comes in the coding `codingOf` its size names
  * (its compressed forms are kept beside it); any other comes plain, for the response hook to compress.
  */
@@ -346,6 +348,7 @@ export async function bundleDetailsBytes(
   cache: StampedCache<CachedDetails> | null,
   limits: AnswerLimits,
   accountId: string,
+  key: UnconfirmedKey | null,
   query: BundleDetailsQuery,
   codingOf: (bytes: number) => Coding | null = () => null,
 ): Promise<Pick<CachedDetails, 'body' | 'etag'> & { coding: Coding | null }> {
@@ -365,15 +368,16 @@ export async function bundleDetailsBytes(
       return { ...(await answerBytes(bundles, notFound)), books, stamps };
     });
   if (request.at !== null || cache === null) {
+    await confirmKey(db, accountId, key);
     const { body, etag } = await build(request.at ?? new Date().toISOString());
     return { body, etag, coding: null };
   }
-  const key = JSON.stringify([accountId, query.bundleIds, query.properties ?? null]);
-  const { entry } = await throughStamps(db, cache, accountId, request.ids, key, async (at) => {
+  const entryKey = JSON.stringify([accountId, query.bundleIds, query.properties ?? null]);
+  const { entry } = await throughStamps(db, cache, accountId, key, request.ids, entryKey, async (at) => {
     const { body, etag, books, stamps } = await build(at);
     return { value: { body, etag, weight: body.byteLength }, books, stamps };
   });
   const coding = codingOf(entry.body.byteLength);
   if (coding === null) return { body: entry.body, etag: entry.etag, coding };
-  return { body: await encodedBody(cache, key, entry, coding), etag: entry.etag, coding };
+  return { body: await encodedBody(cache, entryKey, entry, coding), etag: entry.etag, coding };
 }

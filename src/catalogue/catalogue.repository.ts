@@ -204,3 +204,28 @@ export async function loadStamps(
     .execute();
   return stampsOf(rows);
 }
+
+/**
+ * loadStamps, and in the same statement whether the account's key `keyId` is still live. The statement starts
+ * from the key's row, so it answers even when no bundle is found, and finds nothing at all for a key that is gone.
+ */
+export async function loadStampsWithKey(
+  db: Executor,
+  accountId: string,
+  bundleIds: readonly string[],
+  keyId: string,
+): Promise<{ stamps: Map<string, string>; keyLive: boolean }> {
+  const rows = await db
+    .selectFrom('api_keys as k')
+    .leftJoin('bundles as b', (join) => join.on('b.account_id', '=', accountId).on('b.id', 'in', bundleIds))
+    .select(['k.revoked_at', 'b.id', 'b.version', 'b.tree_version'])
+    .where('k.account_id', '=', accountId)
+    .where('k.id', '=', keyId)
+    .execute();
+  const found = rows.flatMap((row) =>
+    row.id === null
+      ? []
+      : [{ id: row.id, version: row.version as number, tree_version: row.tree_version as number }],
+  );
+  return { stamps: stampsOf(found), keyLive: rows.length > 0 && rows[0]?.revoked_at === null };
+}

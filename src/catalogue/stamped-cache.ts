@@ -1,6 +1,7 @@
 import type { Executor } from '../db/database.ts';
 import type { Coding } from '../http/compression.ts';
-import { type CatalogueRows, loadStamps } from './catalogue.repository.ts';
+import type { UnconfirmedKey } from '../keys/keys.service.ts';
+import { type CatalogueRows, loadStamps, loadStampsWithKey } from './catalogue.repository.ts';
 
 /** Something built from some bundles at one moment, and what tells whether it still holds. */
 export interface Stamped {
@@ -133,12 +134,14 @@ export function nextBoundary(books: CatalogueRows['books'], at: string): number 
  * one that `build` makes from the catalogue as it is now (`at`), kept. The one stamp check of every cache of the
  * catalogue: the bundles' stamps are read in one statement, outside any transaction, so a hit costs no more;
  * `build` reads the data and its stamps in one snapshot (see StampedCache.through), and the entry lasts until the
- * next effective-date boundary of a book it involves.
+ * next effective-date boundary of a book it involves. A request's `key` not yet confirmed is confirmed by the same
+ * statement, before anything is answered or built: a warm read is that one statement.
  */
 export async function throughStamps<T extends Stamped>(
   db: Executor,
   cache: StampedCache<T>,
   accountId: string,
+  presented: UnconfirmedKey | null,
   bundleIds: readonly string[],
   key: string,
   build: (at: string) => Promise<{
@@ -147,7 +150,13 @@ export async function throughStamps<T extends Stamped>(
     stamps: Map<string, string>;
   }>,
 ): Promise<{ entry: T; at: string }> {
-  const stamps = await loadStamps(db, accountId, bundleIds);
+  let stamps: Map<string, string>;
+  if (presented === null) stamps = await loadStamps(db, accountId, bundleIds);
+  else {
+    const read = await loadStampsWithKey(db, accountId, bundleIds, presented.id);
+    presented.confirm(read.keyLive);
+    stamps = read.stamps;
+  }
   const now = Date.now();
   const at = new Date(now).toISOString();
   const entry = await cache.through(key, stamps, now, async () => {

@@ -1,15 +1,28 @@
 import type { FastifyInstance } from 'fastify';
 import type { Db } from '../db/database.ts';
-import { type Account, authenticate } from '../keys/keys.service.ts';
+import {
+  type Account,
+  authenticate,
+  confirmKey,
+  KnownKeys,
+  type UnconfirmedKey,
+} from '../keys/keys.service.ts';
 import { AppError } from '../problems.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     account: Account;
+    /** The key as remembered by this process, until a read (or confirmKey) has confirmed it is still live. */
+    unconfirmedKey: UnconfirmedKey | null;
   }
   interface FastifyContextConfig {
     /** A POST that only reads (pricing a quote) and so is open to read-only keys. */
     readOnlyAllowed?: boolean;
+    /**
+     * The route hands `request.unconfirmedKey` to a read that confirms it in its own statement (throughStamps), so
+     * a key this process remembers needs no lookup first: a warm read is one statement.
+     */
+    keyConfirmedByRead?: boolean;
   }
 }
 
@@ -25,23 +38,57 @@ export function isApiRoute(url: string | undefined): boolean {
   return url !== undefined && (url === '/v1' || url.startsWith('/v1/'));
 }
 
+const unknownKey = () => new AppError('unauthorized', 'The API key is not known or has been revoked');
+
 /**
  * Every /v1 route needs a key; the key's account scopes everything after. The hook sits on the root and decides
  * by the route's URL, so a /v1 route is guarded wherever in the plugin tree it was registered.
+ *
+ * A key is looked up in the database on every request, except on a route marked keyConfirmedByRead when this
+ * process has found the key live before: the request then goes on unconfirmed, and the route's read confirms the
+ * key in the statement it runs anyway, refusing a revoked one with 401 before it answers or builds anything. So a
+ * key revoked through any instance (or the command line) is refused at once by every instance. A request refused
+ * before its read (a bad body, the rate limit) gets that refusal, which tells nothing of the account.
  */
 export function requireApiKey(app: FastifyInstance, db: Db): void {
+  const known = new KnownKeys();
   app.decorateRequest('account', null as unknown as Account);
+  app.decorateRequest('unconfirmedKey', null);
   app.addHook('onRequest', async (request) => {
     if (!isApiRoute(request.routeOptions.url)) return;
     const presented = request.headers['x-api-key'];
     if (typeof presented !== 'string' || presented === '') {
       throw new AppError('unauthorized', 'Send an API key in the x-api-key header');
     }
-    const account = await authenticate(db, presented);
-    if (!account) throw new AppError('unauthorized', 'The API key is not known or has been revoked');
+    const recalled =
+      request.routeOptions.config.keyConfirmedByRead === true ? known.recall(presented) : undefined;
+    let account: Account | null;
+    if (recalled) {
+      account = recalled.account;
+      request.unconfirmedKey = {
+        id: account.keyId,
+        confirm: (live) => {
+          request.unconfirmedKey = null;
+          if (live) return;
+          known.forget(recalled.keyHash);
+          throw unknownKey();
+        },
+      };
+    } else {
+      account = await authenticate(db, presented, known);
+      if (!account) throw unknownKey();
+    }
     if (account.readOnly && needsWriteAccess(request.method, request.routeOptions.config)) {
       throw new AppError('forbidden', 'This API key is read-only');
     }
     request.account = account;
+  });
+  // What makes keyConfirmedByRead safe whatever a route does: no answer but an error goes out on a key no read
+  // confirmed. Registered before the hooks that store or shorten an answer (idempotency, conditional requests).
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (reply.statusCode < 400 && request.unconfirmedKey !== null) {
+      await confirmKey(db, request.account.id, request.unconfirmedKey);
+    }
+    return payload;
   });
 }

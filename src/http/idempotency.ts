@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Db, IdempotencyKeysTable } from '../db/database.ts';
+import { confirmKey } from '../keys/keys.service.ts';
 import { AppError } from '../problems.ts';
 import { isApiRoute } from './auth.ts';
 import { ProblemRef } from './common-schemas.ts';
@@ -162,6 +163,8 @@ export function idempotencyKeys(app: FastifyInstance, db: Db): void {
   app.addHook('preHandler', async (request, reply) => {
     const key = request.headers[headerName];
     if (typeof key !== 'string' || !isIdempotentRoute(request.method, request.routeOptions.url)) return;
+    // A claim is a write: a key not yet confirmed (a quote, which only reads) is confirmed first.
+    await confirmKey(db, request.account.id, request.unconfirmedKey);
     const now = Date.now();
     const outcome = await claim(db, request.account.id, key, requestHash(request), now);
     switch (outcome.kind) {

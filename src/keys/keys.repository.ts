@@ -57,6 +57,18 @@ export async function findActiveKeyByHash(
   return row ? { ...toRecord(row), keyHash: row.key_hash } : null;
 }
 
+/** Whether the account's key `keyId` exists and is not revoked. */
+export async function isKeyLive(db: Executor, accountId: string, keyId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('api_keys')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .where('id', '=', keyId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 export async function listKeys(db: Executor, accountId: string | null): Promise<ApiKeyRecord[]> {
   let query = db.selectFrom('api_keys').select(columns).orderBy('account_id').orderBy('id');
   if (accountId !== null) query = query.where('account_id', '=', accountId);

@@ -1,7 +1,14 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Db } from '../db/database.ts';
 import { newId } from '../ids.ts';
-import { type ApiKeyRecord, findActiveKeyByHash, insertKey, listKeys, revokeKey } from './keys.repository.ts';
+import {
+  type ApiKeyRecord,
+  findActiveKeyByHash,
+  insertKey,
+  isKeyLive,
+  listKeys,
+  revokeKey,
+} from './keys.repository.ts';
 
 export const ACCOUNT_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
 const accountIdPattern = new RegExp(ACCOUNT_ID_PATTERN);
@@ -47,13 +54,77 @@ export function revokeApiKey(db: Db, keyId: string): Promise<ApiKeyRecord | null
   return revokeKey(db, keyId, new Date().toISOString());
 }
 
-/** Resolves a presented key to its account, or null. */
-export async function authenticate(db: Db, presented: string): Promise<Account | null> {
-  if (!presented.startsWith('cpq_') || presented.length > 200) return null;
+/**
+ * A key answered from this process's memory of keys it has seen live (KnownKeys): the read that serves the request
+ * confirms it is still live, in the same statement as its own stamp check (or with confirmKey when it has none), and
+ * calls `confirm` with what it found.
+ */
+export interface UnconfirmedKey {
+  readonly id: string;
+  /** Settles the key: throws 401 unauthorized, and forgets the key, when it is no longer live. */
+  confirm(live: boolean): void;
+}
+
+/** How many keys a process remembers; the least recently presented go first. */
+const KNOWN_KEYS = 10_000;
+
+/**
+ * The keys this process has found live, by hash: a presented key found here needs no lookup of its own on a
+ * route whose read confirms it (UnconfirmedKey). Only keys found live are kept, so an unknown key is looked up
+ * every time, as before, and costs what it always did. A key's account and read-only flag never change; only
+ * revocation does, and that every read sees in the database.
+ */
+export class KnownKeys {
+  readonly #byHash = new Map<string, Account>();
+
+  /** The account of `presented` when this process has seen it live, unconfirmed. */
+  recall(presented: string): { account: Account; keyHash: string } | undefined {
+    if (!isWellFormed(presented)) return undefined;
+    const keyHash = hashKey(presented);
+    // Found by the whole hash: how long that takes tells of hashes, which no one can turn back into keys.
+    const held = this.#byHash.get(keyHash);
+    if (!held) return undefined;
+    // Map keeps insertion order: re-inserting makes this the most recently presented.
+    this.#byHash.delete(keyHash);
+    this.#byHash.set(keyHash, held);
+    return { account: held, keyHash };
+  }
+
+  remember(keyHash: string, account: Account): void {
+    this.#byHash.delete(keyHash);
+    this.#byHash.set(keyHash, account);
+    for (const oldest of this.#byHash.keys()) {
+      if (this.#byHash.size <= KNOWN_KEYS) break;
+      this.#byHash.delete(oldest);
+    }
+  }
+
+  forget(keyHash: string): void {
+    this.#byHash.delete(keyHash);
+  }
+}
+
+function isWellFormed(presented: string): boolean {
+  return presented.startsWith('cpq_') && presented.length <= 200;
+}
+
+/** Resolves a presented key to its account, or null; a key found live is remembered in `known`. */
+export async function authenticate(db: Db, presented: string, known: KnownKeys): Promise<Account | null> {
+  if (!isWellFormed(presented)) return null;
   const keyHash = hashKey(presented);
   const found = await findActiveKeyByHash(db, keyHash);
   // The index finds the row by hash; comparing the hashes again in constant time keeps any later change to the
   // lookup (a cache, a prefix index) from turning into a timing oracle.
-  if (!found || !timingSafeEqual(Buffer.from(found.keyHash), Buffer.from(keyHash))) return null;
-  return { id: found.accountId, keyId: found.id, readOnly: found.readOnly };
+  if (!found || !timingSafeEqual(Buffer.from(found.keyHash), Buffer.from(keyHash))) {
+    known.forget(keyHash);
+    return null;
+  }
+  const account = { id: found.accountId, keyId: found.id, readOnly: found.readOnly };
+  known.remember(keyHash, account);
+  return account;
+}
+
+/** Confirms an unconfirmed key of the account with a lookup of its own, for a read that does not confirm it. */
+export async function confirmKey(db: Db, accountId: string, key: UnconfirmedKey | null): Promise<void> {
+  if (key !== null) key.confirm(await isKeyLive(db, accountId, key.id));
 }

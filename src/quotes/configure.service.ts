@@ -1,6 +1,7 @@
 import type { StampedCache } from '../catalogue/stamped-cache.ts';
 import type { Db } from '../db/database.ts';
 import type { AnswerGate } from '../http/heavy-answers.ts';
+import type { UnconfirmedKey } from '../keys/keys.service.ts';
 import { AppError, bodyItem, invalid, notFound, type ProblemItem, throwIfProblems } from '../problems.ts';
 import {
   compileModel,
@@ -109,13 +110,14 @@ export async function configureBundle(
   cache: StampedCache<CachedCatalogue> | null,
   gate: AnswerGate,
   accountId: string,
+  key: UnconfirmedKey | null,
   bundleId: string,
   request: ConfigureRequest,
   maxSteps: number,
 ): Promise<ConfigureAnswer> {
   const instant = requestedInstant(request.at);
   if ('problem' in instant) throw invalid('validation_failed', [instant.problem]);
-  const { catalogue, at } = await catalogueOf(db, cache, gate, accountId, {
+  const { catalogue, at } = await catalogueOf(db, cache, gate, accountId, key, {
     bundleIds: [bundleId],
     currency: request.currency ?? null,
     at: instant.at,

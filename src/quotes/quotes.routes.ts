@@ -28,7 +28,7 @@ export const quotesRoutes: Routes = async (app, { db, config, answers, metrics }
   app.post(
     '/quotes/price',
     {
-      config: { readOnlyAllowed: true, etag: false },
+      config: { readOnlyAllowed: true, etag: false, keyConfirmedByRead: true },
       schema: {
         operationId: 'priceQuote',
         summary: 'Check a configuration of bundles against their rules and price it',
@@ -46,13 +46,14 @@ export const quotesRoutes: Routes = async (app, { db, config, answers, metrics }
         response: { 200: Type.With(Quote, { description: 'The priced quote' }), 422: QuoteInvalid },
       },
     },
-    async (request) => quote(db, cache, answers.gate, request.account.id, request.body),
+    async (request) =>
+      quote(db, cache, answers.gate, request.account.id, request.unconfirmedKey, request.body),
   );
 
   app.post(
     '/bundles/:bundleId/configure',
     {
-      config: { readOnlyAllowed: true, etag: false },
+      config: { readOnlyAllowed: true, etag: false, keyConfirmedByRead: true },
       schema: {
         operationId: 'configureBundle',
         summary:
@@ -81,6 +82,7 @@ export const quotesRoutes: Routes = async (app, { db, config, answers, metrics }
         cache,
         answers.gate,
         request.account.id,
+        request.unconfirmedKey,
         request.params.bundleId,
         request.body,
         config.configureMaxSteps,

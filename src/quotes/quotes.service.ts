@@ -2,6 +2,7 @@ import { readInRounds } from '../catalogue/rounds.ts';
 import { type Stamped, type StampedCache, throughStamps } from '../catalogue/stamped-cache.ts';
 import type { Db } from '../db/database.ts';
 import type { AnswerGate } from '../http/heavy-answers.ts';
+import { confirmKey, type UnconfirmedKey } from '../keys/keys.service.ts';
 import { normaliseInstant } from '../price-books/instants.ts';
 import { invalid, invalidOrUnknownReference, type ProblemItem } from '../problems.ts';
 import { type CatalogueBundle, checkQuoteRequest, priceQuote } from './quotes.engine.ts';
@@ -33,14 +34,15 @@ export function requestedInstant(
 /**
  * The catalogue of some bundles with prices in `currency` (none wanted when null), and the instant it is for. For
  * now it comes through `cache` while that still holds (the bundles' versions and the books' effective windows,
- * checked on every request); for another instant (`at`) it is loaded afresh. Loading waits its turn at `gate`, as
- * building bundle details does.
+ * checked on every request, with the request's `key` when it is unconfirmed: throughStamps); for another instant
+ * (`at`) it is loaded afresh. Loading waits its turn at `gate`, as building bundle details does.
  */
 export async function catalogueOf(
   db: Db,
   cache: StampedCache<CachedCatalogue> | null,
   gate: AnswerGate,
   accountId: string,
+  key: UnconfirmedKey | null,
   request: { bundleIds: string[]; currency: string | null; at: string | undefined },
 ): Promise<{ catalogue: Map<string, CatalogueBundle>; at: string }> {
   const bundleIds = [...new Set(request.bundleIds)].sort();
@@ -69,11 +71,12 @@ export async function catalogueOf(
       }),
     );
   if (request.at !== undefined || cache === null) {
+    await confirmKey(db, accountId, key);
     const at = request.at ?? new Date().toISOString();
     return { catalogue: (await load(at)).catalogue, at };
   }
-  const key = JSON.stringify([accountId, request.currency, bundleIds]);
-  const held = await throughStamps(db, cache, accountId, bundleIds, key, async (now) => {
+  const entryKey = JSON.stringify([accountId, request.currency, bundleIds]);
+  const held = await throughStamps(db, cache, accountId, key, bundleIds, entryKey, async (now) => {
     const { catalogue, books, stamps, weight } = await load(now);
     return { value: { catalogue, weight }, books, stamps };
   });
@@ -86,13 +89,14 @@ export async function quote(
   cache: StampedCache<CachedCatalogue> | null,
   gate: AnswerGate,
   accountId: string,
+  key: UnconfirmedKey | null,
   request: QuoteRequest,
 ): Promise<Quote> {
   const problems = checkQuoteRequest(request);
   const instant = requestedInstant(request.at);
   if ('problem' in instant) problems.push(instant.problem);
   if (problems.length > 0 || 'problem' in instant) throw invalid('validation_failed', problems);
-  const { catalogue, at } = await catalogueOf(db, cache, gate, accountId, {
+  const { catalogue, at } = await catalogueOf(db, cache, gate, accountId, key, {
     bundleIds: request.bundles.map((b) => b.bundleId),
     currency: request.currency,
     at: instant.at,

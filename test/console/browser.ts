@@ -48,9 +48,17 @@ export async function seriousViolations(page: Page): Promise<string[]> {
 /** Where screenshots go when CPQ_CONSOLE_SCREENSHOTS names a folder (npm run screenshots); else none are taken. */
 const screenshots = process.env.CPQ_CONSOLE_SCREENSHOTS;
 
+/** What can take a screenshot: a page of playwright-core or puppeteer-core (Firefox), or an element. */
+type Shootable =
+  | Locator
+  | {
+      goto(url: string): Promise<unknown>;
+      screenshot(options: { path: string; fullPage: boolean }): Promise<unknown>;
+    };
+
 /** A screenshot of the whole page (or its window, fullPage false), or of one element of it. */
 export async function screenshot(
-  target: Page | Locator,
+  target: Shootable,
   name: string,
   options: { fullPage?: boolean } = {},
 ): Promise<void> {

@@ -374,6 +374,7 @@ describeEachDatabase('POST /v1/quotes/price', (ctx) => {
           null,
           answerLimits(ctx.config).gate,
           'acme',
+          null,
           request,
         );
         assert.equal(answer.lines.length, 3 * bundles.length);
@@ -404,7 +405,7 @@ describeEachDatabase('POST /v1/quotes/price', (ctx) => {
       }
       const { gate } = answerLimits(ctx.config);
       const load = (bundleIds: string[]) =>
-        catalogueOf(ctx.db, null, gate, 'acme', { bundleIds, currency: 'USD', at: undefined });
+        catalogueOf(ctx.db, null, gate, 'acme', null, { bundleIds, currency: 'USD', at: undefined });
       const whole = (await load(large)).catalogue;
       assert.deepEqual([...whole.keys()].sort(), [...large].sort());
       for (const id of large) assert.deepEqual(whole.get(id), (await load([id])).catalogue.get(id));

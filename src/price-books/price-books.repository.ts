@@ -1,4 +1,6 @@
 import { type Insertable, PostgresAdapter, type Selectable, sql, type Updateable } from 'kysely';
+import { jsonArrayFrom as postgresJsonArray } from 'kysely/helpers/postgres';
+import { jsonArrayFrom as sqliteJsonArray } from 'kysely/helpers/sqlite';
 import { toAdjustment, toPrice } from '../catalogue/stored-prices.ts';
 import type {
   Database,
@@ -250,54 +252,43 @@ export async function searchEntries(
     .leftJoin('option_products as p', (join) =>
       join.on('p.account_id', '=', accountId).onRef('p.id', '=', 'm.id'),
     )
-    .leftJoin('price_book_prices as pr', (join) => {
-      const prices = join
-        .on('pr.account_id', '=', accountId)
-        .onRef('pr.price_book_id', '=', 'b.id')
-        .onRef('pr.product_id', '=', 'm.product_id');
-      return search.currency === undefined ? prices : prices.on('pr.currency', '=', search.currency);
+    .select((eb) => {
+      const prices = eb
+        .selectFrom('price_book_prices as pr')
+        .select(['pr.currency', 'pr.standard_price', 'pr.list_price', 'pr.adjustment'])
+        .where('pr.account_id', '=', accountId)
+        .whereRef('pr.price_book_id', '=', 'b.id')
+        .whereRef('pr.product_id', '=', 'm.product_id')
+        .$if(search.currency !== undefined, (qb) => qb.where('pr.currency', '=', search.currency as string));
+      return [
+        'b.is_deleted',
+        eb.selectFrom('matches').select(eb.fn.countAll().as('n')).as('total'),
+        'm.product_id',
+        'p.properties',
+        'm.allow_unit_price_editing',
+        (postgres ? postgresJsonArray(prices) : sqliteJsonArray(prices)).as('prices'),
+      ];
     })
-    .select((eb) => [
-      'b.is_deleted',
-      eb.selectFrom('matches').select(eb.fn.countAll().as('n')).as('total'),
-      'm.product_id',
-      'p.properties',
-      'm.allow_unit_price_editing',
-      'pr.account_id',
-      'pr.price_book_id',
-      'pr.currency',
-      'pr.standard_price',
-      'pr.list_price',
-      'pr.adjustment',
-    ])
     .orderBy('m.display_order')
     .orderBy('m.id')
-    .orderBy('pr.currency')
     .execute();
   const [first] = rows;
   if (!first) return undefined;
   if (first.is_deleted) return { total: 0, results: [] };
-  const entries = new Map<string, { entry: EntryRow; prices: PriceRow[] }>();
+  const results: PricedProduct[] = [];
   for (const row of rows) {
     if (row.product_id === null || row.properties === null || row.allow_unit_price_editing === null) continue;
-    let found = entries.get(row.product_id);
-    if (!found) {
-      found = {
-        entry: {
-          product_id: row.product_id,
-          properties: row.properties,
-          allow_unit_price_editing: row.allow_unit_price_editing,
-        },
-        prices: [],
-      };
-      entries.set(row.product_id, found);
-    }
-    if (row.currency !== null) found.prices.push({ ...(row as PriceRow), product_id: row.product_id });
+    // SQLite answers the JSON as text, PostgreSQL parsed.
+    const stored = (typeof row.prices === 'string' ? JSON.parse(row.prices) : row.prices) as PriceRow[];
+    stored.sort((a, b) => (a.currency < b.currency ? -1 : 1));
+    const entry = {
+      product_id: row.product_id,
+      properties: row.properties,
+      allow_unit_price_editing: row.allow_unit_price_editing,
+    };
+    results.push(toPricedProduct(entry, stored));
   }
-  return {
-    total: Number(first.total),
-    results: [...entries.values()].map(({ entry, prices }) => toPricedProduct(entry, prices)),
-  };
+  return { total: Number(first.total), results };
 }
 
 /** A product's price row in one currency, with its entry's flag; none when either is missing. */

@@ -195,7 +195,8 @@ export interface PricedProductsSearch {
 /**
  * One page of a book's entries whose search text holds `q`, in the option's product order, with their prices and
  * the number of matches, in one statement: undefined when the account has no such book, no matches when it is
- * deleted (its entries are read all the same: deleted books are rarely searched). Rows are one per entry and currency (an entry without prices has one row of nulls).
+ * deleted (its entries are read all the same: deleted books are rarely searched). A row per entry of the page,
+ * its prices a JSON array; the book's row alone when the page is empty.
  */
 export async function searchEntries(
   db: Executor,

@@ -48,7 +48,7 @@ export const configureShapes: readonly { shape: Shape; rules: number }[] = [
 
 export const productCount = (shape: Shape) => shape.options * shape.productsPerOption;
 
-export type BundleKind = 'typical' | 'large' | 'probe' | 'configure' | 'tiny';
+export type BundleKind = 'typical' | 'large' | 'probe' | 'configure' | 'tiny' | 'search';
 
 export interface BundlePlan {
   kind: BundleKind;
@@ -76,6 +76,17 @@ export function mainPlan(): BundlePlan[] {
 
 export function tinyPlan(count: number): BundlePlan[] {
   return Array.from({ length: count }, () => ({ kind: 'tiny', shape: shapes.tiny, isActive: true }));
+}
+
+/** Bundles of one option whose price book holds 100, 1,000 and 10,000 entries: search cost by book size. */
+export const searchBookSizes = [100, 1_000, 10_000];
+
+export function searchPlan(): BundlePlan[] {
+  return searchBookSizes.map((productsPerOption) => ({
+    kind: 'search',
+    shape: { options: 1, productsPerOption, currencies: ['USD'] },
+    isActive: true,
+  }));
 }
 
 type AdjustmentKind = 'none' | Adjustment['type'];
@@ -367,7 +378,10 @@ export function* generate(plan: readonly BundlePlan[], seed: number): Generator<
       // Products of one option are distinct catalogue products: a prime stride never revisits one.
       const first = Math.floor(random() * catalogue.length);
       for (let p = 0; p < shape.productsPerOption; p++) {
-        const product = catalogue[(first + p * 7919) % catalogue.length] as CatalogueProduct;
+        const drawn = catalogue[(first + p * 7919) % catalogue.length] as CatalogueProduct;
+        // An option larger than the catalogue goes round it again with other ids (01t, 02t, ...), none holding another.
+        const lap = Math.floor(p / catalogue.length);
+        const product = lap === 0 ? drawn : { ...drawn, productId: `0${lap + 1}${drawn.productId.slice(2)}` };
         const seeded: SeededProduct = {
           id: newId('optionProduct'),
           productId: product.productId,

@@ -12,6 +12,9 @@ export interface ScenarioResult extends Measurement {
   /** RSS before the warm-up: the peak minus this is what the scenario added to a process that had run the others. */
   rssBeforeBytes: number;
   ratioToCeiling: number | null;
+  /** CPU time (user and system) of the measured process per answer while measured, in ms: what an answer costs
+   * the service whatever bounds the rate (the load generator too is on this machine). */
+  cpuMsPerRequest?: number;
 }
 
 export interface GrowthPoint {
@@ -48,6 +51,10 @@ export interface DatabaseResult {
   /** Configure with nothing chosen, one request at a time: by rules (300 products), by products (60 rules). */
   configureByRules: GrowthPoint[];
   configureByProducts: GrowthPoint[];
+  /** Priced-product search by entries in the book, one request at a time: `q` naming one product, and `q` held
+   * by a third of the book (every match counted for `total`). */
+  searchBySize: GrowthPoint[];
+  searchBroadBySize: GrowthPoint[];
   extraLoad: { bundles: number; rows: number; seconds: number } | null;
   /** What events cost a price upsert, with and without a subscribed endpoint, and the delivery throughput. */
   webhooks: WebhooksResult | null;
@@ -225,7 +232,7 @@ function growthTable(title: string, unit: string, points: GrowthPoint[]): string
     'p50 ms',
     'p99 ms',
     'p50 vs smallest',
-    `ms per extra ${unit.toLowerCase().replace(/s$/, '')} since previous`,
+    `ms per extra ${unit.toLowerCase().replace(/ies$/, 'y').replace(/s$/, '')} since previous`,
   ];
   const rows = points.map((point, i) => {
     const previous = points[i - 1];
@@ -358,6 +365,7 @@ export function toMarkdown(results: Results): string {
           number('req/s'),
           number('p50 ms'),
           number('p99 ms'),
+          number('CPU ms/req'),
           number('peak RSS MB (growth)'),
           number('errors/non-2xx'),
           number('vs ceiling'),
@@ -368,6 +376,7 @@ export function toMarkdown(results: Results): string {
           fixed(s.requestsPerSecond, 0),
           fixed(s.p50Ms, 2),
           fixed(s.p99Ms, 2),
+          s.cpuMsPerRequest === undefined ? '' : fixed(s.cpuMsPerRequest, 3),
           `${mb(s.peakRssBytes)} (+${mb(s.peakRssBytes - s.rssBeforeBytes)})`,
           `${s.failures}${s.requests === 0 ? ' (nothing answered in time)' : ''}`,
           s.ratioToCeiling === null ? 'n/a' : `${fixed(s.ratioToCeiling * 100, 0)}%`,
@@ -415,6 +424,16 @@ export function toMarkdown(results: Results): string {
         'Products',
         db.configureByProducts,
       ),
+      ...growthTable(
+        'Priced-product search by entries in the book, `q` naming one product',
+        'Entries',
+        db.searchBySize ?? [],
+      ),
+      ...growthTable(
+        'Priced-product search by entries in the book, `q=enterprise` (a third of the book matches)',
+        'Entries',
+        db.searchBroadBySize ?? [],
+      ),
     );
     const growth = [
       growthSummary(db.detailsBySize, 'Option products, cached'),
@@ -422,6 +441,8 @@ export function toMarkdown(results: Results): string {
       growthSummary(db.listBySize, 'Bundles'),
       growthSummary(db.configureByRules.slice(1), 'Configure rules'),
       growthSummary(db.configureByProducts, 'Configure option products'),
+      growthSummary(db.searchBySize ?? [], 'Search, one product'),
+      growthSummary(db.searchBroadBySize ?? [], 'Search, a third of the book'),
     ];
     lines.push(...growth.filter((g) => g !== '').map((g) => `- ${g}`));
     lines.push(...webhooksSection(db.webhooks));

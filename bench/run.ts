@@ -21,6 +21,7 @@ import {
   mainPlan,
   plannedRows,
   type SeededBundle,
+  searchPlan,
   tinyPlan,
 } from './catalogue.ts';
 import { measureCatalogueFile } from './catalogue-file.ts';
@@ -28,6 +29,7 @@ import { measureHostile } from './hostile.ts';
 import { measure, measureTogether, type Target } from './load.ts';
 import {
   type Child,
+  cpuTicks,
   peakRss,
   repoRoot,
   resetPeakRss,
@@ -143,7 +145,9 @@ async function runScenario(
     onSecond: stage('warm-up'),
   });
   measured.resetPeak();
+  const ticksBefore = cpuTicks(measured.child.pid);
   const m = await measure(target, { ...load, seconds: settings.seconds, onSecond: stage('measuring') });
+  const ticks = cpuTicks(measured.child.pid) - ticksBefore;
   const result: ScenarioResult = {
     name: scenario.name,
     title: scenario.title,
@@ -152,6 +156,8 @@ async function runScenario(
     peakRssBytes: peakRss(measured.child.pid),
     rssBeforeBytes,
     ratioToCeiling: ceilingRps === null ? null : m.requestsPerSecond / ceilingRps,
+    // A tick is 10 ms.
+    cpuMsPerRequest: m.requests > 0 ? (ticks * 10) / m.requests : undefined,
   };
   progress.done(
     `${scenario.name}: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, ` +
@@ -180,7 +186,7 @@ async function runScenarios(
   const planned = scenarios.map((scenario) => {
     const onCeiling = scenario.copyOf !== undefined && ceiling !== null;
     const baseUrl = onCeiling && ceiling ? ceiling.baseUrl : service.baseUrl;
-    const headers: Record<string, string> = onCeiling ? {} : { 'x-api-key': key };
+    const headers: Record<string, string> = onCeiling ? {} : { 'x-api-key': key, ...scenario.headers };
     const { method, body, bodies } = scenario;
     return {
       scenario,
@@ -191,9 +197,14 @@ async function runScenarios(
   try {
     for (const { scenario, target } of planned) {
       for (const body of bodiesOf(target)) {
-        const { status, text } = await call({ ...target, body });
+        const { status, text, encoding } = await call({ ...target, body });
         if (status !== 200 || !scenario.check(JSON.parse(text))) {
           throw new BenchError(`${scenario.name}: unexpected answer ${status}: ${text.slice(0, 2000)}`);
+        }
+        if (scenario.encoding !== undefined && encoding !== scenario.encoding) {
+          throw new BenchError(
+            `${scenario.name}: answered in ${encoding ?? 'no coding'}, not ${scenario.encoding}`,
+          );
         }
       }
     }
@@ -281,6 +292,29 @@ async function measureConfigureGrowth(
   }
 }
 
+/** Priced-product search in books of 100 to 10,000 entries, one request at a time (see DatabaseResult). */
+async function measureSearchGrowth(
+  result: DatabaseResult,
+  database: TestDatabase,
+  service: ServiceUnderTest,
+  key: string,
+) {
+  const { seeded } = await load(database, 'loading books of 100 to 10,000 entries', searchPlan(), 3, true);
+  progress.phase('search by book entries, one request at a time');
+  const headers = { 'x-api-key': key };
+  for (const bundle of seeded) {
+    const option = bundle.options[0];
+    const named = option?.products[Math.floor(option.products.length / 2)];
+    if (!option || !named) throw new BenchError('a search book has no products');
+    const url = `${service.baseUrl}/v1/pricebooks/${option.priceBookId}/pricedProducts?q=`;
+    const one = { url: url + encodeURIComponent(named.productId), headers };
+    result.searchBySize.push(await sequential(service, bundle.productCount, one));
+    result.searchBroadBySize.push(
+      await sequential(service, bundle.productCount, { url: `${url}enterprise`, headers }),
+    );
+  }
+}
+
 async function measureGrowth(
   result: DatabaseResult,
   database: TestDatabase,
@@ -303,6 +337,7 @@ async function measureGrowth(
   result.listBySize.push(await sequential(service, seeded.length, firstPage));
 
   await measureConfigureGrowth(result, service, key, seeded);
+  await measureSearchGrowth(result, database, service, key);
 
   const extra = tinyPlan(settings.extraBundles);
   const what = `loading ${extra.length.toLocaleString('en-US')} tiny bundles`;
@@ -333,6 +368,8 @@ async function benchDatabase(dialect: Dialect): Promise<DatabaseResult> {
       listBySize: [],
       configureByRules: [],
       configureByProducts: [],
+      searchBySize: [],
+      searchBroadBySize: [],
       extraLoad: null,
       webhooks: null,
       hostile: null,
@@ -372,6 +409,8 @@ async function benchDatabase(dialect: Dialect): Promise<DatabaseResult> {
       listBySize: [],
       configureByRules: [],
       configureByProducts: [],
+      searchBySize: [],
+      searchBroadBySize: [],
       extraLoad: null,
       webhooks: null,
       hostile: null,
@@ -391,8 +430,13 @@ async function benchDatabase(dialect: Dialect): Promise<DatabaseResult> {
         result.hostile = await hostileBeside(service, key, catalogue.seeded);
       }
       if (args.scenario === undefined) await measureGrowth(result, database, service, key, catalogue.seeded);
-      else if (args.scenario.includes('configure')) {
-        await measureConfigureGrowth(result, service, key, catalogue.seeded);
+      else {
+        if (args.scenario.includes('configure')) {
+          await measureConfigureGrowth(result, service, key, catalogue.seeded);
+        }
+        if (args.scenario.includes('priced-products-search')) {
+          await measureSearchGrowth(result, database, service, key);
+        }
       }
     } finally {
       progress.phase('stopping the service');

@@ -22,6 +22,10 @@ export interface Scenario {
   body?: string;
   /** Several bodies, sent in turn on every connection (the first is `body`). */
   bodies?: string[];
+  /** Request headers besides the key. */
+  headers?: Record<string, string>;
+  /** The Content-Encoding its answer must come in, when it must. */
+  encoding?: string;
   /** What a good answer holds; checked once before the load, so a wrong answer never gets measured. */
   check: (body: Json) => boolean;
 }
@@ -29,7 +33,9 @@ export interface Scenario {
 // biome-ignore lint/suspicious/noExplicitAny: the checks read response JSON freely
 export type Json = any;
 
-export async function call(target: Target): Promise<{ status: number; text: string }> {
+export async function call(
+  target: Target,
+): Promise<{ status: number; text: string; encoding: string | null }> {
   const response = await fetch(target.url, {
     method: target.method ?? 'GET',
     headers: {
@@ -38,7 +44,12 @@ export async function call(target: Target): Promise<{ status: number; text: stri
     },
     body: target.body,
   });
-  return { status: response.status, text: await response.text() };
+  // fetch decodes br and gzip itself; the coding stays in the header.
+  return {
+    status: response.status,
+    text: await response.text(),
+    encoding: response.headers.get('content-encoding'),
+  };
 }
 
 export async function callOk(target: Target): Promise<Json> {
@@ -190,6 +201,13 @@ export async function scenariosFor(
       name: 'details-1-large',
       title: `GET /v1/bundles-details, 1 large bundle (${large.productCount} products)`,
       ...details,
+    },
+    {
+      name: 'details-1-large-br',
+      title: 'The same with Accept-Encoding: br (the cached answer’s compressed bytes)',
+      ...details,
+      headers: { 'accept-encoding': 'br' },
+      encoding: 'br',
     },
     {
       name: 'details-20-typical',

@@ -19,6 +19,7 @@ import { checkStore } from './db/store-check.ts';
 import { eventsRoutes } from './events/events.routes.ts';
 import { isApiRoute, needsWriteAccess, requireApiKey } from './http/auth.ts';
 import { ProblemRef, withErrorResponses } from './http/common-schemas.ts';
+import { compressAnswers } from './http/compression.ts';
 import { conditionalRequests } from './http/conditional.ts';
 import { registerDocs } from './http/docs.ts';
 import {
@@ -163,6 +164,8 @@ export async function buildApp({
   refuseUnstorableText(app);
   idempotencyKeys(app, database.db);
   conditionalRequests(app);
+  // After the ETag's hook, which answers 304 before anything is compressed.
+  compressAnswers(app);
   carryRequestId(app);
 
   app.addHook('onRoute', (route) => {
@@ -188,7 +191,9 @@ export async function buildApp({
         description:
           'Configure-price-quote backend for product bundles and price books. Every /v1 operation needs an API key ' +
           'in the x-api-key header; an operation whose security names the role `write` refuses read-only keys ' +
-          'with 403. Errors are RFC 9457 problem details (application/problem+json).\n\n' +
+          'with 403. Errors are RFC 9457 problem details (application/problem+json). An answer of 1 KB or more ' +
+          'comes compressed when Accept-Encoding asks for br or gzip (by q-value, br on a tie), with ' +
+          'Vary: Accept-Encoding.\n\n' +
           describeLimits(config),
         license: { name: 'MIT', identifier: 'MIT' },
       },

@@ -1,6 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { type CachedDetails, StampedCache } from '../catalogue/stamped-cache.ts';
+import { codingFor, sentEncoded } from '../http/compression.ts';
 import { tag } from '../http/openapi.ts';
 import type { Routes } from '../http/routes.ts';
 import { BundleDetailsQuery, BundleDetailsResponse } from './bundle-details.schemas.ts';
@@ -24,7 +25,8 @@ export const bundleDetailsRoutes: Routes = async (app, { db, config, answers, me
           'displayOrder, then id. standardPrice, listPrice and adjustments are keyed by ISO 4217 currency and ' +
           'come from the option’s current price book, only when it is not deleted and effective at `at` ' +
           '(start <= at < end); otherwise they are {}. The ETag is a hash of the answer: with If-None-Match ' +
-          'naming it, an unchanged answer is a 304. An answer over ANSWER_MAX_BYTES is 422 answer_too_large, ' +
+          'naming it, an unchanged answer is a 304. A cached answer keeps its br and gzip forms beside it, so a ' +
+          'compressed answer costs no more than a plain one. An answer over ANSWER_MAX_BYTES is 422 answer_too_large, ' +
           'decided while it is built: ask for fewer bundles or properties. Building waits its turn among ' +
           'HEAVY_ANSWERS_AT_ONCE at a time; 503 with Retry-After when HEAVY_ANSWERS_QUEUED already wait.',
         tags: tag(
@@ -40,16 +42,20 @@ export const bundleDetailsRoutes: Routes = async (app, { db, config, answers, me
       },
     },
     async (request, reply) => {
-      const { body, etag } = await bundleDetailsBytes(
+      const { body, etag, coding } = await bundleDetailsBytes(
         db,
         cache,
         answers,
         request.account.id,
         request.unconfirmedKey,
         request.query,
+        (bytes) => codingFor(request, bytes),
       );
-      // Already serialized: the bytes go out as they are. The response schema documents them in /openapi.json.
-      return (reply as FastifyReply).header('etag', etag).type('application/json; charset=utf-8').send(body);
+      // Already serialized, and compressed when kept: the bytes go out as they are. The response schema
+      // documents them in /openapi.json.
+      reply.header('etag', etag).type('application/json; charset=utf-8');
+      if (coding !== null) sentEncoded(request, reply, coding);
+      return (reply as FastifyReply).send(body);
     },
   );
 };

@@ -4,6 +4,7 @@ import { type CachedDetails, type StampedCache, throughStamps } from '../catalog
 import { toAdjustment, toPrice } from '../catalogue/stored-prices.ts';
 import type { Db } from '../db/database.ts';
 import { MAX_PROPERTY_NAME_LENGTH, MAX_PROPERTY_NAMES } from '../http/common-schemas.ts';
+import { type Coding, compress } from '../http/compression.ts';
 import { partsTagger } from '../http/conditional.ts';
 import { AnswerBudget, type AnswerLimits } from '../http/heavy-answers.ts';
 import { confirmKey, type UnconfirmedKey } from '../keys/keys.service.ts';
@@ -304,13 +305,43 @@ export async function getBundleDetails(
 }
 
 /**
+ * The body of a cached answer in `coding`, compressed once per version: the first request for that coding makes
+ * it (the others wait for the same), and the cache then counts its bytes.
+ */
+function encodedBody(
+  cache: StampedCache<CachedDetails>,
+  key: string,
+  entry: CachedDetails,
+  coding: Coding,
+): Promise<Buffer> {
+  entry.encoded ??= {};
+  const encoded = entry.encoded;
+  const made = encoded[coding];
+  if (made) return made;
+  const making = compress(entry.body, coding, 'once').then(
+    (bytes) => {
+      entry.weight += bytes.byteLength;
+      cache.reweigh(key, entry);
+      return bytes;
+    },
+    (error: unknown) => {
+      delete encoded[coding];
+      throw error;
+    },
+  );
+  encoded[coding] = making;
+  return making;
+}
+
+/**
  * The details answer as bytes, with its ETag, built within `limits`. Serialized with JSON.stringify: the response schema's adjustment
  * union makes fast-json-stringify run a validator per value. Answers for now are kept in `cache`, keyed by the
  * query as asked, and reused only while every asked bundle's (version, tree_version) is what it was, read again
  * here in one indexed query, and no book's effective window has opened or closed since (StampedCache.through).
  * The triggers keep tree_version in the writing transaction, so this holds across instances on one database.
  * The request's `key`, when unconfirmed, is confirmed by that same query (by a lookup of its own otherwise).
- * Answers for another instant (`at`) are not kept.
+ * Answers for another instant (`at`) are not kept. A kept answer comes in the coding `codingOf` its size names
+ * (its compressed forms are kept beside it); any other comes plain, for the response hook to compress.
  */
 export async function bundleDetailsBytes(
   db: Db,
@@ -319,7 +350,8 @@ export async function bundleDetailsBytes(
   accountId: string,
   key: UnconfirmedKey | null,
   query: BundleDetailsQuery,
-): Promise<Pick<CachedDetails, 'body' | 'etag'>> {
+  codingOf: (bytes: number) => Coding | null = () => null,
+): Promise<Pick<CachedDetails, 'body' | 'etag'> & { coding: Coding | null }> {
   const request = parseQuery(query);
   // Built and serialized within the gate: both take the time and memory it bounds. A cached answer does not wait.
   const build = (at: string) =>
@@ -338,12 +370,14 @@ export async function bundleDetailsBytes(
   if (request.at !== null || cache === null) {
     await confirmKey(db, accountId, key);
     const { body, etag } = await build(request.at ?? new Date().toISOString());
-    return { body, etag };
+    return { body, etag, coding: null };
   }
   const entryKey = JSON.stringify([accountId, query.bundleIds, query.properties ?? null]);
   const { entry } = await throughStamps(db, cache, accountId, key, request.ids, entryKey, async (at) => {
     const { body, etag, books, stamps } = await build(at);
     return { value: { body, etag, weight: body.byteLength }, books, stamps };
   });
-  return entry;
+  const coding = codingOf(entry.body.byteLength);
+  if (coding === null) return { body: entry.body, etag: entry.etag, coding };
+  return { body: await encodedBody(cache, entryKey, entry, coding), etag: entry.etag, coding };
 }

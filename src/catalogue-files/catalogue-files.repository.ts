@@ -1,5 +1,6 @@
 import { type InsertObject, PostgresAdapter, type Selectable } from 'kysely';
 import type { BundleOptionsTable, BundlesTable, Database, Executor } from '../db/database.ts';
+import { withSearchText } from '../options/options.repository.ts';
 
 /** Every bundle of the account with what its key is made of, in id order. */
 export async function listBundleKeyRows(
@@ -112,8 +113,9 @@ export async function deleteVariantsRow(
 export async function insertBatch<T extends keyof Database & string>(
   tx: Executor,
   table: T,
-  rows: readonly InsertObject<Database, T>[],
+  given: readonly InsertObject<Database, T>[],
 ): Promise<void> {
+  const rows = withSearchText(table, given);
   const postgres = tx.getExecutor().adapter instanceof PostgresAdapter;
   const chunk = postgres ? 500 : 50;
   let start = 0;

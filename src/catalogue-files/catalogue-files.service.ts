@@ -16,6 +16,7 @@ import { newId } from '../ids.ts';
 import {
   deleteOptionProductRow,
   deleteOptionRow,
+  storedProperties,
   updateOptionProductRow,
   updateOptionRow,
 } from '../options/options.repository.ts';
@@ -430,7 +431,7 @@ async function changeOption(
     if (rowChanged) {
       productsTouched = true;
       await updateOptionProductRow(tx, accountId, had.row.id, {
-        properties: JSON.stringify(product.properties),
+        ...storedProperties(product.productId, product.properties),
         display_order: product.displayOrder,
         min_quantity: product.configuration.minQuantity,
         max_quantity: product.configuration.maxQuantity,

@@ -1,4 +1,5 @@
 import type { Executor } from '../db/database.ts';
+import type { Coding } from '../http/compression.ts';
 import type { UnconfirmedKey } from '../keys/keys.service.ts';
 import { type CatalogueRows, loadStamps, loadStampsWithKey } from './catalogue.repository.ts';
 
@@ -17,6 +18,8 @@ export interface Stamped {
 export interface CachedDetails extends Stamped {
   body: Buffer;
   etag: string;
+  /** The body compressed, each coding made once, when first asked for; the weight counts each once made. */
+  encoded?: Partial<Record<Coding, Promise<Buffer>>>;
 }
 
 // Besides the value, each entry holds its key and stamps; this is a fair allowance for them and the Map slots.
@@ -77,6 +80,11 @@ export class StampedCache<T extends Stamped> {
       this.#entries.delete(oldest);
       this.#bytes -= held.size;
     }
+  }
+
+  /** Counts `entry` again after it grew (a compressed form added), if it is still the one held under `key`. */
+  reweigh(key: string, entry: T): void {
+    if (this.#entries.get(key)?.entry === entry) this.set(key, entry);
   }
 
   delete(key: string): void {

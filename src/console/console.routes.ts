@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { answerCoding, codedTag } from '../http/compression.ts';
 import { AppError } from '../problems.ts';
 import { type ConsoleFile, consoleFiles } from './console.assets.ts';
 
@@ -24,12 +25,16 @@ function send(request: FastifyRequest, reply: FastifyReply, file: ConsoleFile, c
     .header('x-content-type-options', 'nosniff')
     .header('referrer-policy', 'no-referrer')
     .header('cache-control', cacheControl)
-    .header('etag', file.etag);
+    .type(file.contentType);
+  // The tag of the representation this request gets, compressed or not (src/http/compression.ts).
+  const etag = codedTag(file.etag, answerCoding(request, reply, file.body));
+  reply.header('etag', etag);
   const held = request.headers['if-none-match'];
-  if (held?.split(',').some((tag) => tag.trim().replace(/^W\//, '') === file.etag)) {
+  if (held?.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag)) {
+    reply.removeHeader('content-type');
     return reply.code(304).send();
   }
-  return reply.type(file.contentType).send(file.body);
+  return reply.send(file.body);
 }
 
 /**

@@ -56,6 +56,8 @@ export interface OptionProductsTable {
   option_id: string;
   product_id: string;
   properties: string;
+  /** What a price book search matches (src/db/search-text.ts); the repository writes it with the properties. */
+  search_text: Generated<string>;
   display_order: number;
   min_quantity: number | null;
   max_quantity: number | null;

@@ -8,6 +8,7 @@ import * as timestampsAndListIndexes from './migrations/0006_timestamps_and_list
 import * as rules from './migrations/0007_rules.ts';
 import * as webhooks from './migrations/0008_webhooks.ts';
 import * as catalogueKeys from './migrations/0009_catalogue_keys.ts';
+import * as searchText from './migrations/0010_search_text.ts';
 
 // Listed in code, not read from a folder: the set is the same wherever the process starts from.
 export const migrations: Record<string, Migration> = {
@@ -20,6 +21,7 @@ export const migrations: Record<string, Migration> = {
   '0007_rules': rules,
   '0008_webhooks': webhooks,
   '0009_catalogue_keys': catalogueKeys,
+  '0010_search_text': searchText,
 };
 
 /** Brings the schema up to date. The CLI, start-up and the tests all come through here. */

@@ -3,9 +3,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { ExpectedVersions, Versioned } from '../db/roots.ts';
 import { isApiRoute } from './auth.ts';
+import { answerCoding, codedTag, plainOpaque } from './compression.ts';
 
 // A single resource's ETag names its root and the root's version, so If-Match can be checked in the database
-// by version alone; any other response's is a hash of its bytes. Both are strong: equal tags, equal bytes.
+// by version alone; any other response's is a hash of its bytes. Both are strong: equal tags, equal bytes. A
+// compressed answer is another representation and carries another strong tag, the plain one's with its coding
+// after a semicolon ("…;br", src/http/compression.ts); If-Match reads the version through it.
 export function versionTag(id: string, version: number): string {
   return `"${id}:${version}"`;
 }
@@ -56,9 +59,10 @@ export function expectedVersions(request: FastifyRequest, rootId: string): Expec
   const versions: number[] = [];
   for (const [, weak, opaque] of header.matchAll(/(W\/)?"([^"]*)"/g)) {
     if (weak || opaque === undefined) continue;
-    const at = opaque.lastIndexOf(':');
-    const version = opaque.slice(at + 1);
-    if (at > 0 && opaque.slice(0, at) === rootId && /^[1-9]\d{0,14}$/.test(version))
+    const plain = plainOpaque(opaque);
+    const at = plain.lastIndexOf(':');
+    const version = plain.slice(at + 1);
+    if (at > 0 && plain.slice(0, at) === rootId && /^[1-9]\d{0,14}$/.test(version))
       versions.push(Number(version));
   }
   return versions;
@@ -123,11 +127,15 @@ export function conditionalRequests(app: FastifyInstance): void {
     if (tag === undefined) {
       if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
       tag = bytesTag(payload);
-      reply.header('etag', tag);
     }
-    if (!noneMatch(request.headers['if-none-match'], String(tag))) return payload;
+    // The tag of the representation this request gets: a client holding it gets a 304, one holding another
+    // coding of the same answer gets the answer (a cache keeps each coding under its own tag).
+    tag = codedTag(String(tag), answerCoding(request, reply, payload));
+    reply.header('etag', tag);
+    if (!noneMatch(request.headers['if-none-match'], tag)) return payload;
     reply.code(304);
     reply.removeHeader('content-type');
+    reply.removeHeader('content-encoding');
     return null;
   });
 }

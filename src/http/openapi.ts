@@ -40,8 +40,8 @@ const responseHeaders = {
   ),
   ETag: text(
     'Strong entity tag: "<id>:<version>" of the resource (of the price book for what is inside one), or a hash ' +
-      'of the bytes of a list or search. Send it back as If-Match to write only over this version, or as ' +
-      'If-None-Match to read only a newer one.',
+      'of the bytes of a list or search; a compressed answer’s ends in its coding ("…;br", "…;gzip"). Send it ' +
+      'back as If-Match to write only over this version, or as If-None-Match to read only a newer one.',
   ),
   Location: text('The path of the resource created'),
   'RateLimit-Limit': count(

@@ -5,7 +5,7 @@ import { newId } from '../ids.ts';
 import { insertPriceBook } from '../price-books/price-books.repository.ts';
 import type { PriceBook } from '../price-books/price-books.schemas.ts';
 import { bodyItem, type ProblemItem, pointer } from '../problems.ts';
-import { insertRows, type OptionProductRow, type OptionRow } from './options.repository.ts';
+import { insertRows, type OptionProductRow, type OptionRow, storedProperties } from './options.repository.ts';
 import type { OptionCreateBody, OptionProductInput } from './options.schemas.ts';
 
 export function rangeProblem(
@@ -100,7 +100,7 @@ export function productRows(
       bundle_id: option.bundleId,
       option_id: option.optionId,
       product_id: product.productId,
-      properties: JSON.stringify(product.properties ?? {}),
+      ...storedProperties(product.productId, product.properties ?? {}),
       display_order: displayOrder,
       min_quantity: product.configuration?.minQuantity ?? null,
       max_quantity: product.configuration?.maxQuantity ?? null,

@@ -1,5 +1,6 @@
 import type { InsertObject, Selectable, Updateable } from 'kysely';
 import type { BundleOptionsTable, Database, Executor, OptionProductsTable } from '../db/database.ts';
+import { searchTextOf } from '../db/search-text.ts';
 import type { BundleOption, OptionProduct } from './options.schemas.ts';
 
 export type OptionRow = Selectable<BundleOptionsTable>;
@@ -151,19 +152,45 @@ export async function nextProductDisplayOrder(
 // SQLite binds at most 32766 parameters per statement and PostgreSQL 65535; rows here have at most 14 columns.
 const insertChunk = 500;
 
+/** The rows as stored: an option product's search text is made here from its productId and properties. */
+export function withSearchText<T extends keyof Database & string>(
+  table: T,
+  rows: readonly InsertObject<Database, T>[],
+): InsertObject<Database, T>[] {
+  if (table !== 'option_products') return [...rows];
+  return (rows as InsertObject<Database, 'option_products'>[]).map((row) => ({
+    ...row,
+    search_text: searchTextOf(row.product_id as string, row.properties as string),
+  })) as InsertObject<Database, T>[];
+}
+
 /** Inserts any number of rows, in statements small enough for either database. */
 export async function insertRows<T extends keyof Database & string>(
   db: Executor,
   table: T,
   rows: InsertObject<Database, T>[],
 ): Promise<void> {
-  for (let start = 0; start < rows.length; start += insertChunk) {
+  const stored = withSearchText(table, rows);
+  for (let start = 0; start < stored.length; start += insertChunk) {
     await db
       .insertInto(table)
-      .values(rows.slice(start, start + insertChunk))
+      .values(stored.slice(start, start + insertChunk))
       .execute();
   }
 }
+
+/** New properties of an option product as stored, with the search text made from them. */
+export function storedProperties(
+  productId: string,
+  properties: OptionProduct['properties'],
+): { properties: string; search_text: string } {
+  const text = JSON.stringify(properties);
+  return { properties: text, search_text: searchTextOf(productId, text) };
+}
+
+/** A change to an option product: its properties only together with their search text (storedProperties). */
+export type OptionProductChanges = Omit<Updateable<OptionProductsTable>, 'properties' | 'search_text'> &
+  ({ properties: string; search_text: string } | { properties?: never; search_text?: never });
 
 export async function updateOptionRow(
   db: Executor,
@@ -188,7 +215,7 @@ export async function updateOptionProductRow(
   db: Executor,
   accountId: string,
   id: string,
-  changes: Updateable<OptionProductsTable>,
+  changes: OptionProductChanges,
 ): Promise<void> {
   await db
     .updateTable('option_products')

@@ -29,6 +29,7 @@ import {
   nextProductDisplayOrder,
   type OptionProductRow,
   type OptionRow,
+  storedProperties,
   toOption,
   toOptionProduct,
   updateOptionProductRow,
@@ -283,7 +284,7 @@ export async function updateOptionProduct(
     );
     const updated: OptionProductRow = {
       ...current,
-      properties: body.properties === undefined ? current.properties : JSON.stringify(body.properties),
+      ...(body.properties === undefined ? {} : storedProperties(current.product_id, body.properties)),
       display_order: body.displayOrder ?? current.display_order,
       min_quantity: minQuantity,
       max_quantity: maxQuantity,

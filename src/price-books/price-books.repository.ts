@@ -1,4 +1,6 @@
-import type { Insertable, Selectable, Updateable } from 'kysely';
+import { type Insertable, PostgresAdapter, type Selectable, sql, type Updateable } from 'kysely';
+import { jsonArrayFrom as postgresJsonArray } from 'kysely/helpers/postgres';
+import { jsonArrayFrom as sqliteJsonArray } from 'kysely/helpers/sqlite';
 import { toAdjustment, toPrice } from '../catalogue/stored-prices.ts';
 import type {
   Database,
@@ -8,7 +10,8 @@ import type {
   PriceBooksTable,
   ProductVariantsTable,
 } from '../db/database.ts';
-import type { CurrencyPrices, PriceBook, PricedProduct } from './price-books.schemas.ts';
+import { searchPattern } from '../db/search-text.ts';
+import type { CurrencyPrices, PriceBook, PricedProduct, PricedProductsPage } from './price-books.schemas.ts';
 
 export type PriceBookRow = Selectable<PriceBooksTable>;
 export type PriceRow = Selectable<PriceBookPricesTable>;
@@ -180,6 +183,113 @@ export async function listEntries(
     .where('e.price_book_id', '=', priceBookId);
   if (productIds) query = query.where('e.product_id', 'in', productIds);
   return query.orderBy('p.display_order').orderBy('p.id').execute();
+}
+
+export interface PricedProductsSearch {
+  q: string;
+  currency: string | undefined;
+  limit: number;
+  offset: number;
+}
+
+/**
+ * One page of a book's entries whose search text holds `q`, in the option's product order, with their prices and
+ * the number of matches, in one statement: undefined when the account has no such book, no matches when it is
+ * deleted (its entries are read all the same: deleted books are rarely searched). A row per entry of the page,
+ * its prices a JSON array; the book's row alone when the page is empty.
+ */
+export async function searchEntries(
+  db: Executor,
+  accountId: string,
+  priceBookId: string,
+  search: PricedProductsSearch,
+): Promise<PricedProductsPage | undefined> {
+  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  const rows = await db
+    .with('book', (qb) =>
+      qb
+        .selectFrom('price_books')
+        .select(['id', 'is_deleted'])
+        .where('account_id', '=', accountId)
+        .where('id', '=', priceBookId),
+    )
+    // SQLite has no statistics and no index for a substring: it reads the option's products in display order, each
+    // looked up among the book's entries, an order its cross joins impose. PostgreSQL chooses its own order; it is
+    // given the book's id alone, not the book's option (a value read from another row is planned as an average),
+    // so it can weigh the book's size against what the trigram index says about `q`. Materialized: the count and
+    // the page read it once.
+    .with(
+      (cte) => cte('matches').materialized(),
+      (qb) =>
+        qb
+          .selectFrom('price_books as b')
+          .crossJoin('option_products as p')
+          .crossJoin('price_book_products as e')
+          .select(['p.product_id', 'p.display_order', 'p.id', 'e.allow_unit_price_editing'])
+          .where('b.account_id', '=', accountId)
+          .where('b.id', '=', priceBookId)
+          .where('p.account_id', '=', accountId)
+          .$if(!postgres, (qb) => qb.whereRef('p.option_id', '=', 'b.bundle_option_id'))
+          .where('e.account_id', '=', accountId)
+          .where('e.price_book_id', '=', priceBookId)
+          .whereRef('e.option_id', '=', 'p.option_id')
+          .whereRef('e.product_id', '=', 'p.product_id')
+          .$if(search.q !== '', (qb) =>
+            qb.where(sql<boolean>`p.search_text like ${searchPattern(search.q)} escape '\\'`),
+          ),
+    )
+    .with('page', (qb) =>
+      qb
+        .selectFrom('matches')
+        .selectAll()
+        .orderBy('display_order')
+        .orderBy('id')
+        .limit(search.limit)
+        .offset(search.offset),
+    )
+    .selectFrom('book as b')
+    .leftJoin('page as m', (join) => join.onTrue())
+    // Properties are read for the page only: a broad `q` matches much of a large book.
+    .leftJoin('option_products as p', (join) =>
+      join.on('p.account_id', '=', accountId).onRef('p.id', '=', 'm.id'),
+    )
+    .select((eb) => {
+      const prices = eb
+        .selectFrom('price_book_prices as pr')
+        .select(['pr.currency', 'pr.standard_price', 'pr.list_price', 'pr.adjustment'])
+        .where('pr.account_id', '=', accountId)
+        .whereRef('pr.price_book_id', '=', 'b.id')
+        .whereRef('pr.product_id', '=', 'm.product_id')
+        .$if(search.currency !== undefined, (qb) => qb.where('pr.currency', '=', search.currency as string));
+      return [
+        'b.is_deleted',
+        eb.selectFrom('matches').select(eb.fn.countAll().as('n')).as('total'),
+        'm.product_id',
+        'p.properties',
+        'm.allow_unit_price_editing',
+        (postgres ? postgresJsonArray(prices) : sqliteJsonArray(prices)).as('prices'),
+      ];
+    })
+    .orderBy('m.display_order')
+    .orderBy('m.id')
+    .execute();
+  const [first] = rows;
+  if (!first) return undefined;
+  if (first.is_deleted) return { total: 0, results: [] };
+  const results: PricedProduct[] = [];
+  for (const row of rows) {
+    if (row.product_id === null || row.properties === null || row.allow_unit_price_editing === null) continue;
+    // SQLite answers the JSON as text, PostgreSQL parsed.
+    const stored = (typeof row.prices === 'string' ? JSON.parse(row.prices) : row.prices) as PriceRow[];
+    stored.sort((a, b) => (a.currency < b.currency ? -1 : 1));
+    const entry = {
+      product_id: row.product_id,
+      properties: row.properties,
+      allow_unit_price_editing: row.allow_unit_price_editing,
+    };
+    results.push(toPricedProduct(entry, stored));
+  }
+  return { total: Number(first.total), results };
 }
 
 /** A product's price row in one currency, with its entry's flag; none when either is missing. */

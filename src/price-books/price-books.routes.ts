@@ -229,7 +229,8 @@ export const priceBooksRoutes: Routes = async (app, { db }) => {
         summary: 'Search the products in a price book, with their prices',
         description:
           'Products with an entry in the book, in the option’s product order (displayOrder, then id). `q` ' +
-          'matches a case-insensitive substring of the productId or of any property value. ' +
+          'matches a case-insensitive substring (Unicode case folding) of the productId or of any property ' +
+          'value. ' +
           `${deletedBookReads} (total 0).`,
         tags,
         params: PriceBookParams,

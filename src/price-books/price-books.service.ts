@@ -33,6 +33,7 @@ import {
   optionExists,
   type PriceBookRow,
   type PriceRow,
+  searchEntries,
   toPriceBook,
   toPricedProduct,
   updatePriceBook,
@@ -566,48 +567,21 @@ export async function deleteAdjustment(
   });
 }
 
-/**
- * Matching runs here rather than in SQL: SQLite's lower() folds ASCII only and PostgreSQL's follows the
- * database locale, and properties are JSON text. A book holds the products of one option, so it is small.
- */
+/** One statement (src/db/search-text.ts says what `q` matches and why it is matched against stored text). */
 export async function searchPricedProducts(
   db: Db,
   accountId: string,
   id: string,
   query: PricedProductsQuery,
 ): Promise<PricedProductsPage> {
-  return readSnapshot(db, async (tx) => {
-    const book = await readableBook(tx, accountId, id);
-    if (book.is_deleted) return { total: 0, results: [] };
-    const entries = await listEntries(tx, accountId, id);
-    const needle = query.q?.toLowerCase() ?? '';
-    const matches =
-      needle === ''
-        ? entries
-        : entries.filter(
-            (e) =>
-              e.product_id.toLowerCase().includes(needle) ||
-              Object.values(JSON.parse(e.properties) as Record<string, string | null>).some((v) =>
-                v?.toLowerCase().includes(needle),
-              ),
-          );
-    const offset = query.offset ?? 0;
-    const page = matches.slice(offset, offset + (query.limit ?? 25));
-    const prices = Map.groupBy(
-      await listPrices(
-        tx,
-        accountId,
-        id,
-        page.map((e) => e.product_id),
-        query.currency,
-      ),
-      (p) => p.product_id,
-    );
-    return {
-      total: matches.length,
-      results: page.map((e) => toPricedProduct(e, prices.get(e.product_id) ?? [])),
-    };
+  const page = await searchEntries(db, accountId, id, {
+    q: query.q ?? '',
+    currency: query.currency,
+    limit: query.limit ?? 25,
+    offset: query.offset ?? 0,
   });
+  if (!page) throw notFound('Price book', id);
+  return page;
 }
 
 async function variantTableOf(

@@ -113,7 +113,7 @@ export interface paths {
         };
         /**
          * Pricing detail of bundles: options, products and their prices
-         * @description Bundles come in the order asked; ids the account does not have are left out and listed in notFound. Options are split into included (INCLUDED) and addOns (ADD_ON); options and products are ordered by displayOrder, then id. standardPrice, listPrice and adjustments are keyed by ISO 4217 currency and come from the option’s current price book, only when it is not deleted and effective at `at` (start <= at < end); otherwise they are {}. The ETag is a hash of the answer: with If-None-Match naming it, an unchanged answer is a 304. An answer over ANSWER_MAX_BYTES is 422 answer_too_large, decided while it is built: ask for fewer bundles or properties. Building waits its turn among HEAVY_ANSWERS_AT_ONCE at a time; 503 with Retry-After when HEAVY_ANSWERS_QUEUED already wait.
+         * @description Bundles come in the order asked; ids the account does not have are left out and listed in notFound. Options are split into included (INCLUDED) and addOns (ADD_ON); options and products are ordered by displayOrder, then id. standardPrice, listPrice and adjustments are keyed by ISO 4217 currency and come from the option’s current price book, only when it is not deleted and effective at `at` (start <= at < end); otherwise they are {}. The ETag is a hash of the answer: with If-None-Match naming it, an unchanged answer is a 304. A cached answer keeps its br and gzip forms beside it, so a compressed answer costs no more than a plain one. An answer over ANSWER_MAX_BYTES is 422 answer_too_large, decided while it is built: ask for fewer bundles or properties. Building waits its turn among HEAVY_ANSWERS_AT_ONCE at a time; 503 with Retry-After when HEAVY_ANSWERS_QUEUED already wait.
          */
         get: operations["getBundlesDetails"];
         put?: never;
@@ -332,7 +332,7 @@ export interface paths {
         };
         /**
          * Search the products in a price book, with their prices
-         * @description Products with an entry in the book, in the option’s product order (displayOrder, then id). `q` matches a case-insensitive substring of the productId or of any property value. A deleted price book no longer serves its entries: this read answers as though the book had none. (total 0).
+         * @description Products with an entry in the book, in the option’s product order (displayOrder, then id). `q` matches a case-insensitive substring (Unicode case folding) of the productId or of any property value. A deleted price book no longer serves its entries: this read answers as though the book had none. (total 0).
          */
         get: operations["searchPricedProducts"];
         put?: never;
@@ -2038,7 +2038,7 @@ export interface components {
     headers: {
         /** @description The id of this request: the caller’s own x-request-id when it was safe to echo (1-128 of letters, digits, `_ . : @ -`), else a new req_... id. Problem bodies and log lines carry the same id. */
         "x-request-id": string;
-        /** @description Strong entity tag: "<id>:<version>" of the resource (of the price book for what is inside one), or a hash of the bytes of a list or search. Send it back as If-Match to write only over this version, or as If-None-Match to read only a newer one. */
+        /** @description Strong entity tag: "<id>:<version>" of the resource (of the price book for what is inside one), or a hash of the bytes of a list or search; a compressed answer’s ends in its coding ("…;br", "…;gzip"). Send it back as If-Match to write only over this version, or as If-None-Match to read only a newer one. */
         ETag: string;
         /** @description The path of the resource created */
         Location: string;

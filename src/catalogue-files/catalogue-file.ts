@@ -10,7 +10,6 @@ import { validateAdjustment } from '../pricing/adjustments.ts';
 import { decimalPlaces, MAX_PRICE_DECIMALS } from '../pricing/money.ts';
 import { bodyItem, type ProblemItem, pointer } from '../problems.ts';
 import type {
-  CatalogueFile,
   FileBundle,
   FileEntry,
   FileOption,
@@ -354,44 +353,45 @@ function ruleProblems(bundle: FileBundle, at: string): ProblemItem[] {
   return problems;
 }
 
-/** Every problem of a file that its schema cannot state, each with its pointer into the file. */
-export function fileProblems(file: CatalogueFile): ProblemItem[] {
+/**
+ * Every problem of the file's bundle at `i` that its schema cannot state, each with its pointer into the file.
+ * `keys` holds the keys of the bundles before it, by index, and takes this one's: a file is checked a bundle at a
+ * time, in order.
+ */
+export function bundleProblems(bundle: FileBundle, i: number, keys: Map<string, number>): ProblemItem[] {
   const problems: ProblemItem[] = [];
-  const keys = new Map<string, number>();
-  file.bundles.forEach((bundle, i) => {
-    const at = `/bundles/${i}`;
-    const key = bundle.key ?? bundle.header.productId;
-    const earlier = keys.get(key);
-    if (earlier !== undefined) {
+  const at = `/bundles/${i}`;
+  const key = bundle.key ?? bundle.header.productId;
+  const earlier = keys.get(key);
+  if (earlier !== undefined) {
+    problems.push(
+      bodyItem(
+        'duplicate_key',
+        bundle.key === undefined ? `${at}/header/productId` : `${at}/key`,
+        `bundle key ${JSON.stringify(key)} is already used at /bundles/${earlier}`,
+      ),
+    );
+  } else {
+    keys.set(key, i);
+  }
+  const names = new Map<string, number>();
+  (bundle.options ?? []).forEach((option, j) => {
+    const here = `${at}/options/${j}`;
+    const seen = names.get(option.name);
+    if (seen !== undefined) {
       problems.push(
         bodyItem(
-          'duplicate_key',
-          bundle.key === undefined ? `${at}/header/productId` : `${at}/key`,
-          `bundle key ${JSON.stringify(key)} is already used at /bundles/${earlier}`,
+          'duplicate_option',
+          `${here}/name`,
+          `option ${JSON.stringify(option.name)} is already at ${at}/options/${seen}`,
         ),
       );
     } else {
-      keys.set(key, i);
+      names.set(option.name, j);
     }
-    const names = new Map<string, number>();
-    (bundle.options ?? []).forEach((option, j) => {
-      const here = `${at}/options/${j}`;
-      const seen = names.get(option.name);
-      if (seen !== undefined) {
-        problems.push(
-          bodyItem(
-            'duplicate_option',
-            `${here}/name`,
-            `option ${JSON.stringify(option.name)} is already at ${at}/options/${seen}`,
-          ),
-        );
-      } else {
-        names.set(option.name, j);
-      }
-      problems.push(...optionProblems(option, here));
-    });
-    problems.push(...ruleProblems(bundle, at));
+    problems.push(...optionProblems(option, here));
   });
+  problems.push(...ruleProblems(bundle, at));
   return problems;
 }
 

@@ -449,27 +449,43 @@ export function changedFields(before: object, after: object): { before: Fields; 
 /** Lines of an exported file stay within this many characters where a value allows. */
 const LINE_WIDTH = 120;
 
-/** A value as JSON on one line, or undefined when that would take more than `budget` characters. */
-function oneLine(value: unknown, budget: number): string | undefined {
+/**
+ * The length of a value as JSON on one line, or -1 when that would take more than `budget` characters, measured
+ * without writing it: an export measures every record at every level, and writing each attempt out made some
+ * thirty times the file's size in garbage.
+ */
+function flatLength(value: unknown, budget: number): number {
   if (value === null || typeof value !== 'object') {
-    const text = JSON.stringify(value);
-    return text.length <= budget ? text : undefined;
+    const length = (JSON.stringify(value) as string).length;
+    return length <= budget ? length : -1;
   }
-  const parts: string[] = [];
+  const array = Array.isArray(value);
+  const names = array ? null : Object.keys(value);
+  const count = array ? value.length : (names as string[]).length;
   let length = 4;
-  const entries: [string | null, unknown][] = Array.isArray(value)
-    ? value.map((item) => [null, item])
-    : Object.entries(value);
-  for (const [name, item] of entries) {
-    const label = name === null ? '' : `${JSON.stringify(name)}: `;
-    const text = oneLine(item, budget - length - label.length);
-    if (text === undefined) return undefined;
-    parts.push(label + text);
-    length += label.length + text.length + 2;
-    if (length > budget) return undefined;
+  let parts = 0;
+  for (let i = 0; i < count; i++) {
+    const name = names?.[i];
+    const label = name === undefined ? 0 : (JSON.stringify(name) as string).length + 2;
+    const item = array ? value[i] : (value as Record<string, unknown>)[name as string];
+    const text = flatLength(item, budget - length - label);
+    if (text === -1) return -1;
+    parts += label + text;
+    length += label + text + 2;
+    if (length > budget) return -1;
   }
-  if (Array.isArray(value)) return `[${parts.join(', ')}]`;
-  return parts.length === 0 ? '{}' : `{ ${parts.join(', ')} }`;
+  if (count === 0) return 2;
+  return (array ? 2 : 4) + parts + 2 * (count - 1);
+}
+
+/** A value as JSON on one line: `{ "a": 1 }`, `[1, 2]`. */
+function flat(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) as string;
+  if (Array.isArray(value)) return `[${value.map(flat).join(', ')}]`;
+  const names = Object.keys(value);
+  if (names.length === 0) return '{}';
+  const record = value as Record<string, unknown>;
+  return `{ ${names.map((name) => `${JSON.stringify(name)}: ${flat(record[name])}`).join(', ')} }`;
 }
 
 /**
@@ -477,15 +493,37 @@ function oneLine(value: unknown, budget: number): string | undefined {
  * a selector), anything larger has one member a line, indented by two. Parsed, it is the value itself.
  */
 export function formatJson(value: unknown, indent = '', label = 0): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value);
-  const flat = oneLine(value, LINE_WIDTH - indent.length - label);
-  if (flat !== undefined) return flat;
+  const out: string[] = [];
+  writeJson(value, indent, label, out);
+  return out.join('');
+}
+
+// Into one list of pieces, joined once: joining each level's text into its parent's copied a record's text once
+// per level of nesting.
+function writeJson(value: unknown, indent: string, label: number, out: string[]): void {
+  if (value === null || typeof value !== 'object') {
+    out.push(JSON.stringify(value));
+    return;
+  }
+  if (flatLength(value, LINE_WIDTH - indent.length - label) !== -1) {
+    out.push(flat(value));
+    return;
+  }
   const inner = `${indent}  `;
-  if (Array.isArray(value))
-    return `[\n${value.map((item) => inner + formatJson(item, inner)).join(',\n')}\n${indent}]`;
-  const members = Object.entries(value as Record<string, unknown>).map(([name, item]) => {
+  const array = Array.isArray(value);
+  out.push(array ? '[\n' : '{\n');
+  const names = array ? null : Object.keys(value);
+  const count = array ? value.length : (names as string[]).length;
+  for (let i = 0; i < count; i++) {
+    out.push(i === 0 ? inner : `,\n${inner}`);
+    if (array) {
+      writeJson(value[i], inner, 0, out);
+      continue;
+    }
+    const name = (names as string[])[i] as string;
     const key = `${JSON.stringify(name)}: `;
-    return `${inner}${key}${formatJson(item, inner, key.length)}`;
-  });
-  return `{\n${members.join(',\n')}\n${indent}}`;
+    out.push(key);
+    writeJson((value as Record<string, unknown>)[name], inner, key.length, out);
+  }
+  out.push(`\n${indent}${array ? ']' : '}'}`);
 }

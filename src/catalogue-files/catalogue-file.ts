@@ -195,15 +195,17 @@ export function fileSelectorsOf(when: FileWhen, at: string): { selector: FileSel
 
 function priceProblems(entry: FileEntry, at: string): ProblemItem[] {
   const problems: ProblemItem[] = [];
-  for (const [currency, prices] of Object.entries(entry.prices ?? {})) {
-    const here = `${at}${pointer('prices', currency)}`;
+  for (const currency in entry.prices) {
+    const prices = entry.prices[currency] as NonNullable<FileEntry['prices']>[string];
+    // Written out only for a problem: a file's every price is checked, and few have one.
+    const here = () => `${at}${pointer('prices', currency)}`;
     for (const field of ['standardPrice', 'listPrice'] as const) {
       const value = prices[field];
       if (typeof value === 'number' && decimalPlaces(value) > MAX_PRICE_DECIMALS) {
         problems.push(
           bodyItem(
             'too_many_decimals',
-            `${here}/${field}`,
+            `${here()}/${field}`,
             `${value} has more than ${MAX_PRICE_DECIMALS} decimal places`,
           ),
         );
@@ -212,14 +214,14 @@ function priceProblems(entry: FileEntry, at: string): ProblemItem[] {
     const adjustment = prices.adjustment;
     if (adjustment) {
       for (const v of validateAdjustment(adjustment)) {
-        problems.push(bodyItem(v.code, `${here}/adjustment${v.pointer}`, v.message));
+        problems.push(bodyItem(v.code, `${here()}/adjustment${v.pointer}`, v.message));
       }
       const flag = adjustment.allowUnitPriceEditing;
       if (flag !== undefined && flag !== (entry.allowUnitPriceEditing ?? false)) {
         problems.push(
           bodyItem(
             'conflicting_flag',
-            `${here}/adjustment/allowUnitPriceEditing`,
+            `${here()}/adjustment/allowUnitPriceEditing`,
             `is ${flag}, but the entry's allowUnitPriceEditing is ${entry.allowUnitPriceEditing ?? false}`,
           ),
         );
@@ -460,16 +462,16 @@ function flatLength(value: unknown, budget: number): number {
     return length <= budget ? length : -1;
   }
   const array = Array.isArray(value);
-  const names = array ? null : Object.keys(value);
-  const count = array ? value.length : (names as string[]).length;
+  const record = value as Record<string, unknown>;
   let length = 4;
   let parts = 0;
-  for (let i = 0; i < count; i++) {
-    const name = names?.[i];
-    const label = name === undefined ? 0 : (JSON.stringify(name) as string).length + 2;
-    const item = array ? value[i] : (value as Record<string, unknown>)[name as string];
-    const text = flatLength(item, budget - length - label);
+  let count = 0;
+  // for...in walks an array's indices and an object's names in order, and allocates no list of them.
+  for (const name in record) {
+    const label = array ? 0 : memberLabel(name).length;
+    const text = flatLength(record[name], budget - length - label);
     if (text === -1) return -1;
+    count++;
     parts += label + text;
     length += label + text + 2;
     if (length > budget) return -1;
@@ -478,14 +480,26 @@ function flatLength(value: unknown, budget: number): number {
   return (array ? 2 : 4) + parts + 2 * (count - 1);
 }
 
+/** `"name": `, made once per name: an export writes the same few names hundreds of thousands of times. */
+const labels = new Map<string, string>();
+function memberLabel(name: string): string {
+  let label = labels.get(name);
+  if (label === undefined) {
+    label = `${JSON.stringify(name)}: `;
+    // Names are the format's own, and a price's currencies; a file's property names are bounded only by it.
+    if (labels.size < 10_000) labels.set(name, label);
+  }
+  return label;
+}
+
 /** A value as JSON on one line: `{ "a": 1 }`, `[1, 2]`. */
 function flat(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) as string;
   if (Array.isArray(value)) return `[${value.map(flat).join(', ')}]`;
-  const names = Object.keys(value);
-  if (names.length === 0) return '{}';
   const record = value as Record<string, unknown>;
-  return `{ ${names.map((name) => `${JSON.stringify(name)}: ${flat(record[name])}`).join(', ')} }`;
+  let text = '';
+  for (const name in record) text += `${text === '' ? '{ ' : ', '}${memberLabel(name)}${flat(record[name])}`;
+  return text === '' ? '{}' : `${text} }`;
 }
 
 /**
@@ -512,18 +526,19 @@ function writeJson(value: unknown, indent: string, label: number, out: string[])
   const inner = `${indent}  `;
   const array = Array.isArray(value);
   out.push(array ? '[\n' : '{\n');
-  const names = array ? null : Object.keys(value);
-  const count = array ? value.length : (names as string[]).length;
-  for (let i = 0; i < count; i++) {
-    out.push(i === 0 ? inner : `,\n${inner}`);
+  const next = `,\n${inner}`;
+  const record = value as Record<string, unknown>;
+  let first = true;
+  for (const name in record) {
+    out.push(first ? inner : next);
+    first = false;
     if (array) {
-      writeJson(value[i], inner, 0, out);
+      writeJson(record[name], inner, 0, out);
       continue;
     }
-    const name = (names as string[])[i] as string;
-    const key = `${JSON.stringify(name)}: `;
+    const key = memberLabel(name);
     out.push(key);
-    writeJson((value as Record<string, unknown>)[name], inner, key.length, out);
+    writeJson(record[name], inner, key.length, out);
   }
   out.push(`\n${indent}${array ? ']' : '}'}`);
 }

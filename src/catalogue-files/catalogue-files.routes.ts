@@ -45,7 +45,7 @@ class Upload {
 /** Writes the body to a temporary file as it arrives, refusing it (413) once it is over `limit` bytes. */
 async function spool(request: FastifyRequest, payload: Readable, limit: number): Promise<Upload> {
   if (Number(request.headers['content-length']) > limit) throw new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE();
-  const folder = await mkdtemp(join(tmpdir(), 'cpq-catalogue-'));
+  const folder = await mkdtemp(join(tmpdir(), 'cpq-upload-'));
   const path = join(folder, 'file.json');
   const hash = createHash('sha256');
   let size = 0;

@@ -117,12 +117,11 @@ export function notFound(what: string, id: string): AppError {
 export function invalid(
   code: 'validation_failed' | 'rule_violation' | 'unknown_reference' | 'quote_invalid',
   errors: ProblemItem[],
+  count = errors.length,
 ): AppError {
   const first = errors[0];
   const detail =
-    errors.length === 1 && first
-      ? `${first.pointer || '/'}: ${first.message}`
-      : `${errors.length} problems were found`;
+    count === 1 && first ? `${first.pointer || '/'}: ${first.message}` : `${count} problems were found`;
   return new AppError(code, detail, { errors });
 }
 
@@ -133,8 +132,13 @@ export function invalid(
 export function invalidOrUnknownReference(
   code: 'rule_violation' | 'quote_invalid',
   errors: ProblemItem[],
+  count = errors.length,
 ): AppError {
-  return invalid(errors.every((e) => e.code === 'unknown_reference') ? 'unknown_reference' : code, errors);
+  return invalid(
+    errors.every((e) => e.code === 'unknown_reference') ? 'unknown_reference' : code,
+    errors,
+    count,
+  );
 }
 
 export function problemType(code: ProblemCode): string {
@@ -166,13 +170,13 @@ export function hasSingleFieldProblem(problems: readonly ProblemItem[]): boolean
 }
 
 /**
- * Throws the body's problems, all of them, if there are any: 400 validation_failed when one concerns a single
+ * Throws the body's problems, all of them (or the first of `count`, a list kept bounded), if there are any: 400 validation_failed when one concerns a single
  * field, else a 422 whose code says which kind they are (unknown_reference when every one is a missing record).
  */
-export function throwIfProblems(problems: ProblemItem[]): void {
+export function throwIfProblems(problems: ProblemItem[], count = problems.length): void {
   if (problems.length === 0) return;
-  if (hasSingleFieldProblem(problems)) throw invalid('validation_failed', problems);
-  throw invalidOrUnknownReference('rule_violation', problems);
+  if (hasSingleFieldProblem(problems)) throw invalid('validation_failed', problems, count);
+  throw invalidOrUnknownReference('rule_violation', problems, count);
 }
 
 /** Throws 409 conflict listing every collision with existing data, if there are any. */

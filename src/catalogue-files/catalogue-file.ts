@@ -10,7 +10,6 @@ import { validateAdjustment } from '../pricing/adjustments.ts';
 import { decimalPlaces, MAX_PRICE_DECIMALS } from '../pricing/money.ts';
 import { bodyItem, type ProblemItem, pointer } from '../problems.ts';
 import type {
-  CatalogueFile,
   FileBundle,
   FileEntry,
   FileOption,
@@ -196,15 +195,17 @@ export function fileSelectorsOf(when: FileWhen, at: string): { selector: FileSel
 
 function priceProblems(entry: FileEntry, at: string): ProblemItem[] {
   const problems: ProblemItem[] = [];
-  for (const [currency, prices] of Object.entries(entry.prices ?? {})) {
-    const here = `${at}${pointer('prices', currency)}`;
+  for (const currency in entry.prices) {
+    const prices = entry.prices[currency] as NonNullable<FileEntry['prices']>[string];
+    // Written out only for a problem: a file's every price is checked, and few have one.
+    const here = () => `${at}${pointer('prices', currency)}`;
     for (const field of ['standardPrice', 'listPrice'] as const) {
       const value = prices[field];
       if (typeof value === 'number' && decimalPlaces(value) > MAX_PRICE_DECIMALS) {
         problems.push(
           bodyItem(
             'too_many_decimals',
-            `${here}/${field}`,
+            `${here()}/${field}`,
             `${value} has more than ${MAX_PRICE_DECIMALS} decimal places`,
           ),
         );
@@ -213,14 +214,14 @@ function priceProblems(entry: FileEntry, at: string): ProblemItem[] {
     const adjustment = prices.adjustment;
     if (adjustment) {
       for (const v of validateAdjustment(adjustment)) {
-        problems.push(bodyItem(v.code, `${here}/adjustment${v.pointer}`, v.message));
+        problems.push(bodyItem(v.code, `${here()}/adjustment${v.pointer}`, v.message));
       }
       const flag = adjustment.allowUnitPriceEditing;
       if (flag !== undefined && flag !== (entry.allowUnitPriceEditing ?? false)) {
         problems.push(
           bodyItem(
             'conflicting_flag',
-            `${here}/adjustment/allowUnitPriceEditing`,
+            `${here()}/adjustment/allowUnitPriceEditing`,
             `is ${flag}, but the entry's allowUnitPriceEditing is ${entry.allowUnitPriceEditing ?? false}`,
           ),
         );
@@ -354,44 +355,45 @@ function ruleProblems(bundle: FileBundle, at: string): ProblemItem[] {
   return problems;
 }
 
-/** Every problem of a file that its schema cannot state, each with its pointer into the file. */
-export function fileProblems(file: CatalogueFile): ProblemItem[] {
+/**
+ * Every problem of the file's bundle at `i` that its schema cannot state, each with its pointer into the file.
+ * `keys` holds the keys of the bundles before it, by index, and takes this one's: a file is checked a bundle at a
+ * time, in order.
+ */
+export function bundleProblems(bundle: FileBundle, i: number, keys: Map<string, number>): ProblemItem[] {
   const problems: ProblemItem[] = [];
-  const keys = new Map<string, number>();
-  file.bundles.forEach((bundle, i) => {
-    const at = `/bundles/${i}`;
-    const key = bundle.key ?? bundle.header.productId;
-    const earlier = keys.get(key);
-    if (earlier !== undefined) {
+  const at = `/bundles/${i}`;
+  const key = bundle.key ?? bundle.header.productId;
+  const earlier = keys.get(key);
+  if (earlier !== undefined) {
+    problems.push(
+      bodyItem(
+        'duplicate_key',
+        bundle.key === undefined ? `${at}/header/productId` : `${at}/key`,
+        `bundle key ${JSON.stringify(key)} is already used at /bundles/${earlier}`,
+      ),
+    );
+  } else {
+    keys.set(key, i);
+  }
+  const names = new Map<string, number>();
+  (bundle.options ?? []).forEach((option, j) => {
+    const here = `${at}/options/${j}`;
+    const seen = names.get(option.name);
+    if (seen !== undefined) {
       problems.push(
         bodyItem(
-          'duplicate_key',
-          bundle.key === undefined ? `${at}/header/productId` : `${at}/key`,
-          `bundle key ${JSON.stringify(key)} is already used at /bundles/${earlier}`,
+          'duplicate_option',
+          `${here}/name`,
+          `option ${JSON.stringify(option.name)} is already at ${at}/options/${seen}`,
         ),
       );
     } else {
-      keys.set(key, i);
+      names.set(option.name, j);
     }
-    const names = new Map<string, number>();
-    (bundle.options ?? []).forEach((option, j) => {
-      const here = `${at}/options/${j}`;
-      const seen = names.get(option.name);
-      if (seen !== undefined) {
-        problems.push(
-          bodyItem(
-            'duplicate_option',
-            `${here}/name`,
-            `option ${JSON.stringify(option.name)} is already at ${at}/options/${seen}`,
-          ),
-        );
-      } else {
-        names.set(option.name, j);
-      }
-      problems.push(...optionProblems(option, here));
-    });
-    problems.push(...ruleProblems(bundle, at));
+    problems.push(...optionProblems(option, here));
   });
+  problems.push(...ruleProblems(bundle, at));
   return problems;
 }
 
@@ -449,27 +451,55 @@ export function changedFields(before: object, after: object): { before: Fields; 
 /** Lines of an exported file stay within this many characters where a value allows. */
 const LINE_WIDTH = 120;
 
-/** A value as JSON on one line, or undefined when that would take more than `budget` characters. */
-function oneLine(value: unknown, budget: number): string | undefined {
+/**
+ * The length of a value as JSON on one line, or -1 when that would take more than `budget` characters, measured
+ * without writing it: an export measures every record at every level, and writing each attempt out made some
+ * thirty times the file's size in garbage.
+ */
+function flatLength(value: unknown, budget: number): number {
   if (value === null || typeof value !== 'object') {
-    const text = JSON.stringify(value);
-    return text.length <= budget ? text : undefined;
+    const length = (JSON.stringify(value) as string).length;
+    return length <= budget ? length : -1;
   }
-  const parts: string[] = [];
+  const array = Array.isArray(value);
+  const record = value as Record<string, unknown>;
   let length = 4;
-  const entries: [string | null, unknown][] = Array.isArray(value)
-    ? value.map((item) => [null, item])
-    : Object.entries(value);
-  for (const [name, item] of entries) {
-    const label = name === null ? '' : `${JSON.stringify(name)}: `;
-    const text = oneLine(item, budget - length - label.length);
-    if (text === undefined) return undefined;
-    parts.push(label + text);
-    length += label.length + text.length + 2;
-    if (length > budget) return undefined;
+  let parts = 0;
+  let count = 0;
+  // for...in walks an array's indices and an object's names in order, and allocates no list of them.
+  for (const name in record) {
+    const label = array ? 0 : memberLabel(name).length;
+    const text = flatLength(record[name], budget - length - label);
+    if (text === -1) return -1;
+    count++;
+    parts += label + text;
+    length += label + text + 2;
+    if (length > budget) return -1;
   }
-  if (Array.isArray(value)) return `[${parts.join(', ')}]`;
-  return parts.length === 0 ? '{}' : `{ ${parts.join(', ')} }`;
+  if (count === 0) return 2;
+  return (array ? 2 : 4) + parts + 2 * (count - 1);
+}
+
+/** `"name": `, made once per name: an export writes the same few names hundreds of thousands of times. */
+const labels = new Map<string, string>();
+function memberLabel(name: string): string {
+  let label = labels.get(name);
+  if (label === undefined) {
+    label = `${JSON.stringify(name)}: `;
+    // Names are the format's own, and a price's currencies; a file's property names are bounded only by it.
+    if (labels.size < 10_000) labels.set(name, label);
+  }
+  return label;
+}
+
+/** A value as JSON on one line: `{ "a": 1 }`, `[1, 2]`. */
+function flat(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) as string;
+  if (Array.isArray(value)) return `[${value.map(flat).join(', ')}]`;
+  const record = value as Record<string, unknown>;
+  let text = '';
+  for (const name in record) text += `${text === '' ? '{ ' : ', '}${memberLabel(name)}${flat(record[name])}`;
+  return text === '' ? '{}' : `${text} }`;
 }
 
 /**
@@ -477,15 +507,38 @@ function oneLine(value: unknown, budget: number): string | undefined {
  * a selector), anything larger has one member a line, indented by two. Parsed, it is the value itself.
  */
 export function formatJson(value: unknown, indent = '', label = 0): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value);
-  const flat = oneLine(value, LINE_WIDTH - indent.length - label);
-  if (flat !== undefined) return flat;
+  const out: string[] = [];
+  writeJson(value, indent, label, out);
+  return out.join('');
+}
+
+// Into one list of pieces, joined once: joining each level's text into its parent's copied a record's text once
+// per level of nesting.
+function writeJson(value: unknown, indent: string, label: number, out: string[]): void {
+  if (value === null || typeof value !== 'object') {
+    out.push(JSON.stringify(value));
+    return;
+  }
+  if (flatLength(value, LINE_WIDTH - indent.length - label) !== -1) {
+    out.push(flat(value));
+    return;
+  }
   const inner = `${indent}  `;
-  if (Array.isArray(value))
-    return `[\n${value.map((item) => inner + formatJson(item, inner)).join(',\n')}\n${indent}]`;
-  const members = Object.entries(value as Record<string, unknown>).map(([name, item]) => {
-    const key = `${JSON.stringify(name)}: `;
-    return `${inner}${key}${formatJson(item, inner, key.length)}`;
-  });
-  return `{\n${members.join(',\n')}\n${indent}}`;
+  const array = Array.isArray(value);
+  out.push(array ? '[\n' : '{\n');
+  const next = `,\n${inner}`;
+  const record = value as Record<string, unknown>;
+  let first = true;
+  for (const name in record) {
+    out.push(first ? inner : next);
+    first = false;
+    if (array) {
+      writeJson(record[name], inner, 0, out);
+      continue;
+    }
+    const key = memberLabel(name);
+    out.push(key);
+    writeJson(record[name], inner, key.length, out);
+  }
+  out.push(`\n${indent}${array ? ']' : '}'}`);
 }

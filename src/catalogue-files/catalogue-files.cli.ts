@@ -1,7 +1,7 @@
 // `cpq catalogue export|apply|schema`: the command-line side of catalogue files, kept beside the feature so that
 // src/cli.ts only lists it.
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { closeSync, createReadStream, openSync } from 'node:fs';
 import type { Db } from '../db/database.ts';
 import { AppError } from '../problems.ts';
 import { catalogueJsonSchema, type Plan, type PlanChange } from './catalogue-files.schemas.ts';
@@ -97,25 +97,30 @@ export function catalogueCommands({ withDatabase, accountOption, usageError }: C
       positionals: 1,
       run: async (values: Values, [path]: string[]) => {
         const accountId = accountOption(values.account);
-        let file: unknown;
+        const cannotRead = (reason: string) => usageError(`${path} cannot be read: ${reason}`);
         try {
-          file = JSON.parse(readFileSync(path as string, 'utf8'));
+          closeSync(openSync(path as string, 'r'));
         } catch (error) {
-          const reason =
-            (error as { code?: string }).code === 'ENOENT' ? 'does not exist' : (error as Error).message;
-          throw usageError(`${path} cannot be read: ${reason}`);
+          const code = (error as { code?: string }).code;
+          throw cannotRead(code === 'ENOENT' ? 'does not exist' : (error as Error).message);
         }
+        // Read a bundle at a time, twice (checked, then applied): the file is never in memory whole.
+        const source = () => createReadStream(path as string);
         const dryRun = values['dry-run'] === true;
         let plan: Plan;
         try {
           plan = await withDatabase((db) =>
-            applyCatalogue(db, accountId, file, {
+            applyCatalogue(db, accountId, source, {
               dryRun,
               prune: values.prune === true,
               onProgress: progressBar(),
             }),
           );
         } catch (error) {
+          if (error instanceof AppError && error.code === 'malformed_json')
+            throw cannotRead(error.errors?.[0]?.message ?? error.message);
+          if ((error as { syscall?: unknown }).syscall !== undefined)
+            throw cannotRead((error as Error).message);
           if (
             !(error instanceof AppError) ||
             (error.status !== 400 && error.status !== 409 && error.status !== 422)

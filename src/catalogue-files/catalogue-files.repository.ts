@@ -1,4 +1,4 @@
-import { type InsertObject, PostgresAdapter, type Selectable } from 'kysely';
+import { CompiledQuery, type InsertObject, PostgresAdapter, type Selectable } from 'kysely';
 import type { BundleOptionsTable, BundlesTable, Database, Executor } from '../db/database.ts';
 import { withSearchText } from '../options/options.repository.ts';
 
@@ -104,11 +104,29 @@ export async function deleteVariantsRow(
     .execute();
 }
 
+/** The text of an insert of `rows` rows into `columns`, by dialect, table, columns and row count: a few shapes. */
+const insertTexts = new Map<string, string>();
+
+function insertText(postgres: boolean, table: string, columns: readonly string[], rows: number): string {
+  const key = `${postgres}\n${table}\n${columns.join(',')}\n${rows}`;
+  let text = insertTexts.get(key);
+  if (text === undefined) {
+    let n = 0;
+    const tuple = () => `(${columns.map(() => (postgres ? `$${++n}` : '?')).join(', ')})`;
+    const values = Array.from({ length: rows }, tuple).join(', ');
+    text = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) values ${values}`;
+    insertTexts.set(key, text);
+  }
+  return text;
+}
+
 /**
  * Inserts rows of one table in statements of a few fixed sizes. SQLite keeps the prepared statements it is given
  * (src/db/sqlite-driver.ts), each holding native memory in proportion to its size: statements of every row count
  * up to 500, as a large apply would make, held hundreds of megabytes. So SQLite gets statements of 50 rows and
- * the remainder one row at a time, two shapes a table; PostgreSQL, which keeps none, 500 rows a statement.
+ * the remainder one row at a time, two shapes a table; PostgreSQL, which keeps none, 500 rows a statement. The
+ * statement's text is made once per shape and its parameters are the rows' values in order: building each insert
+ * through the query builder allocated some 2 KB per row, most of all an apply's garbage.
  */
 export async function insertBatch<T extends keyof Database & string>(
   tx: Executor,
@@ -116,19 +134,22 @@ export async function insertBatch<T extends keyof Database & string>(
   given: readonly InsertObject<Database, T>[],
 ): Promise<void> {
   const rows = withSearchText(table, given);
+  const first = rows[0];
+  if (first === undefined) return;
   const postgres = tx.getExecutor().adapter instanceof PostgresAdapter;
+  const columns = Object.keys(first);
   const chunk = postgres ? 500 : 50;
+  const insert = async (start: number, count: number) => {
+    const parameters: unknown[] = [];
+    for (let i = start; i < start + count; i++) {
+      const row = rows[i] as Record<string, unknown>;
+      for (const column of columns) parameters.push(row[column] ?? null);
+    }
+    await tx.executeQuery(CompiledQuery.raw(insertText(postgres, table, columns, count), parameters));
+  };
   let start = 0;
   for (; start + chunk <= rows.length || (postgres && start < rows.length); start += chunk) {
-    await tx
-      .insertInto(table)
-      .values(rows.slice(start, start + chunk) as InsertObject<Database, T>[])
-      .execute();
+    await insert(start, Math.min(chunk, rows.length - start));
   }
-  for (; start < rows.length; start++) {
-    await tx
-      .insertInto(table)
-      .values(rows[start] as InsertObject<Database, T>)
-      .execute();
-  }
+  for (; start < rows.length; start++) await insert(start, 1);
 }

@@ -1,11 +1,75 @@
+import { createHash } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { errorCodes, type FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { ProblemRef } from '../http/common-schemas.ts';
 import { tag } from '../http/openapi.ts';
 import type { Routes } from '../http/routes.ts';
 import { validatorCompiler } from '../http/validation.ts';
 import { ApplyQuery, CatalogueFileComponent, Plan } from './catalogue-files.schemas.ts';
-import { applyCatalogue, exportCatalogue } from './catalogue-files.service.ts';
+import { applyCatalogue, catalogueValidators, exportCatalogue } from './catalogue-files.service.ts';
+
+/**
+ * A catalogue file as it arrived, in a temporary file: it is read twice (checked, then planned and applied) a bundle
+ * at a time, so that neither the bytes nor the parsed file are ever in memory whole, and a slow upload holds no
+ * database connection. `sha256`, its only enumerable field, is what an Idempotency-Key compares.
+ */
+class Upload {
+  readonly sha256: string;
+  readonly #folder: string;
+  readonly #path: string;
+  #disposed = false;
+
+  constructor(folder: string, path: string, sha256: string) {
+    this.#folder = folder;
+    this.#path = path;
+    this.sha256 = sha256;
+  }
+
+  read(): Readable {
+    return createReadStream(this.#path);
+  }
+
+  async dispose(): Promise<void> {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    await rm(this.#folder, { recursive: true, force: true });
+  }
+}
+
+/** Writes the body to a temporary file as it arrives, refusing it (413) once it is over `limit` bytes. */
+async function spool(request: FastifyRequest, payload: Readable, limit: number): Promise<Upload> {
+  if (Number(request.headers['content-length']) > limit) throw new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE();
+  const folder = await mkdtemp(join(tmpdir(), 'cpq-upload-'));
+  const path = join(folder, 'file.json');
+  const hash = createHash('sha256');
+  let size = 0;
+  try {
+    await pipeline(
+      payload,
+      async function* (chunks: AsyncIterable<Buffer>) {
+        for await (const chunk of chunks) {
+          size += chunk.length;
+          if (size > limit) throw new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE();
+          hash.update(chunk);
+          yield chunk;
+        }
+      },
+      createWriteStream(path),
+    );
+  } catch (error) {
+    await rm(folder, { recursive: true, force: true });
+    throw error;
+  }
+  return new Upload(folder, path, hash.digest('hex'));
+}
+
+const noBytes = async function* (): AsyncGenerator<Uint8Array> {};
 
 const tags = tag(
   'catalogue',
@@ -14,6 +78,21 @@ const tags = tag(
 );
 
 export const catalogueFilesRoutes: Routes = async (app, { db, config }) => {
+  catalogueValidators();
+  // Within this plugin only: a catalogue file is spooled, not parsed whole (src/http/json-body.ts); the service
+  // reads it in pieces, each checked as a body is.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', (request, payload, done) => {
+    spool(request, payload, config.catalogueBodyLimit).then(
+      (upload) => done(null, upload),
+      (error: Error) => done(error, undefined),
+    );
+  });
+  // The handler disposes of the file; this is for a request answered before it runs (a replayed Idempotency-Key).
+  app.addHook('onResponse', async (request) => {
+    if (request.body instanceof Upload) await request.body.dispose();
+  });
+
   app.get(
     '/catalogue',
     {
@@ -68,10 +147,16 @@ export const catalogueFilesRoutes: Routes = async (app, { db, config }) => {
         },
       },
     },
-    async (request) =>
-      applyCatalogue(db, request.account.id, request.body, {
-        dryRun: request.query.dryRun ?? false,
-        prune: request.query.prune ?? false,
-      }),
+    async (request) => {
+      const upload = request.body as unknown as Upload | undefined;
+      try {
+        return await applyCatalogue(db, request.account.id, upload ? () => upload.read() : noBytes, {
+          dryRun: request.query.dryRun ?? false,
+          prune: request.query.prune ?? false,
+        });
+      } finally {
+        await upload?.dispose();
+      }
+    },
   );
 };

@@ -161,7 +161,7 @@ const FileOption = Type.Object(
 );
 export type FileOption = Static<typeof FileOption>;
 
-const FileBundle = Type.Object(
+export const FileBundle = Type.Object(
   {
     key: Type.Optional(
       Type.With(Name, {

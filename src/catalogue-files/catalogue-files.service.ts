@@ -27,14 +27,14 @@ import {
   upsertPrices,
   upsertVariants,
 } from '../price-books/price-books.repository.ts';
-import { AppError, invalid, throwIfProblems } from '../problems.ts';
+import { AppError, invalid, MAX_PROBLEM_ITEMS, type ProblemItem, throwIfProblems } from '../problems.ts';
 import { deleteRules, updateRule } from '../rules/rules.repository.ts';
 import {
   type Bundle,
   bundleKeys,
+  bundleProblems,
   changedFields,
   type Entry,
-  fileProblems,
   formatJson,
   normaliseBundle,
   type Option,
@@ -51,15 +51,21 @@ import {
 } from './catalogue-files.repository.ts';
 import {
   CATALOGUE_FORMAT_VERSION,
-  type CatalogueFile,
   catalogueFileSchema,
+  FileBundle,
   type Plan,
   type PlanChange,
 } from './catalogue-files.schemas.ts';
+import { type CatalogueSource, readCatalogue } from './catalogue-reader.ts';
 import { loadStoredBundles, type StoredBundle, type StoredOption, toStoredWhen } from './catalogue-state.ts';
 
-/** Bundles read, compared and written together: a bounded slice of the catalogue is in memory at a time. */
-const PAGE = 50;
+/**
+ * Bundles read, compared and written together: a bounded slice of the catalogue is in memory at a time. Few, so
+ * that little is alive when V8 collects its young objects: whatever is alive then is copied and, by the time the
+ * next slice is done, promoted to the old generation, and both generations grow with it (a page of 50 bundles
+ * made the 1,000-bundle apply and export peak at over 150 MB more than the service's resting size).
+ */
+const PAGE = 5;
 
 function chunks<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
@@ -77,30 +83,95 @@ export async function* exportCatalogue(db: Db, accountId: string): AsyncGenerato
   yield `{\n  "formatVersion": ${CATALOGUE_FORMAT_VERSION},\n  "bundles": [`;
   let first = true;
   for (const ids of chunks([...keys.keys()], PAGE)) {
-    const stored = await readSnapshot(db, (tx) => loadStoredBundles(tx, accountId, ids, keys));
-    for (const { form } of stored) {
-      yield `${first ? '' : ','}\n    ${formatJson(form, '    ')}`;
+    // The page's rows and forms are garbage once written out: only the text waits on a slow reader.
+    const texts = await readSnapshot(db, async (tx) =>
+      (await loadStoredBundles(tx, accountId, ids, keys)).map(({ form }) => formatJson(form, '    ')),
+    );
+    for (const text of texts) {
+      yield `${first ? '' : ','}\n    ${text}`;
       first = false;
     }
   }
   yield first ? ']\n}\n' : '\n  ]\n}\n';
 }
 
-let validateFile: ReturnType<typeof jsonValidator> | undefined;
+let validators:
+  | { validateHead: ReturnType<typeof jsonValidator>; validateBundle: ReturnType<typeof jsonValidator> }
+  | undefined;
 
-/** The file, checked: every schema problem (400), else every problem across its records (422), each with its pointer. */
-export function checkCatalogueFile(file: unknown): CatalogueFile {
-  validateFile ??= jsonValidator(catalogueFileSchema);
-  if (!validateFile(file)) {
-    const { items, count } = ajvItems((validateFile.errors ?? []) as AjvError[], 'body');
-    const error = invalid('validation_failed', items);
-    throw count > items.length
-      ? new AppError('validation_failed', `${count} problems were found`, { errors: items })
-      : error;
+/**
+ * The file's validators, compiled on first use. Compiling them takes tens of megabytes for a moment (the rule
+ * conditions nest), so the service compiles them as it starts, as it does every route's schema, and a first apply
+ * does not pay it on top of its own memory.
+ */
+export function catalogueValidators() {
+  validators ??= {
+    // The head is checked without the bundles it no longer holds, which are checked one at a time.
+    validateHead: jsonValidator({
+      ...catalogueFileSchema,
+      properties: { ...catalogueFileSchema.properties, bundles: { type: 'array' } },
+    }),
+    validateBundle: jsonValidator(FileBundle),
+  };
+  return validators;
+}
+
+/** A bounded list of problems and how many there were. */
+class Problems {
+  readonly items: ProblemItem[] = [];
+  count = 0;
+  add(items: readonly ProblemItem[], count = items.length): void {
+    for (const item of items) if (this.items.length < MAX_PROBLEM_ITEMS) this.items.push(item);
+    this.count += count;
   }
-  const checked = file as CatalogueFile;
-  throwIfProblems(fileProblems(checked));
-  return checked;
+}
+
+/** Schema problems of a piece of the file, with pointers into the file. */
+function schemaProblems(validate: ReturnType<typeof jsonValidator>, value: unknown, at: string) {
+  if (validate(value)) return null;
+  const errors = (validate.errors ?? []) as AjvError[];
+  return ajvItems(
+    errors.map((error) => ({ ...error, instancePath: at + error.instancePath })),
+    'body',
+  );
+}
+
+/**
+ * Reads the file through once, a bundle at a time, and throws every problem it has: text that cannot be stored,
+ * else every schema problem (400), else every problem across its records (422), each with its pointer; lists are
+ * bounded, counts are not. Answers the bundle keys in file order.
+ */
+export async function checkCatalogue(source: CatalogueSource): Promise<string[]> {
+  const { validateHead, validateBundle } = catalogueValidators();
+  const unstorable: ProblemItem[] = [];
+  const head = new Problems();
+  const schema = new Problems();
+  const rules = new Problems();
+  const keys = new Map<string, number>();
+  const fileKeys: string[] = [];
+  for await (const piece of readCatalogue(source(), unstorable)) {
+    if (piece.kind === 'head') {
+      const found = schemaProblems(validateHead, piece.value, '');
+      if (found) head.add(found.items, found.count);
+      continue;
+    }
+    const found = schemaProblems(validateBundle, piece.value, `/bundles/${piece.index}`);
+    if (found) schema.add(found.items, found.count);
+    // Problems across records are reported only for a file its schema accepts: past a schema problem, none.
+    if (schema.count > 0) continue;
+    const bundle = piece.value as FileBundle;
+    fileKeys.push(bundle.key ?? bundle.header.productId);
+    rules.add(bundleProblems(bundle, piece.index, keys));
+  }
+  if (unstorable.length > 0) throw invalid('validation_failed', unstorable);
+  if (head.count + schema.count > 0) {
+    const all = new Problems();
+    all.add(head.items, head.count);
+    all.add(schema.items, schema.count);
+    throw invalid('validation_failed', all.items, all.count);
+  }
+  throwIfProblems(rules.items, rules.count);
+  return fileKeys;
 }
 
 export interface ApplyOptions {
@@ -142,12 +213,13 @@ class Inserts {
     if (this.#count >= 2000) await this.flush();
   }
   async flush(): Promise<void> {
+    this.#count = 0;
     for (const table of insertOrder) {
       const rows = this.#rows.get(table);
+      // Dropped before they are written, so a table's rows are garbage while the next table's are written.
+      this.#rows.delete(table);
       if (rows && rows.length > 0) await insertBatch(this.#tx, table, rows as never[]);
     }
-    this.#rows.clear();
-    this.#count = 0;
   }
 }
 
@@ -617,13 +689,13 @@ async function bundleEvents(
 async function run(
   tx: Executor,
   accountId: string,
-  file: CatalogueFile,
+  source: CatalogueSource,
+  fileKeys: readonly string[],
   options: ApplyOptions,
   write: boolean,
 ): Promise<Plan> {
   const keys = bundleKeys(await listBundleKeyRows(tx, accountId));
   const idOfKey = new Map([...keys].map(([id, key]) => [key, id]));
-  const fileKeys = file.bundles.map((b) => b.key ?? b.header.productId);
   const inFile = new Set(fileKeys);
   const doomed = options.prune ? [...keys].filter(([, key]) => !inFile.has(key)).map(([id]) => id) : [];
   if (write) {
@@ -641,11 +713,9 @@ async function run(
   };
   const created: string[] = [];
   const changed: string[] = [];
-  const total = file.bundles.length + doomed.length;
+  const total = fileKeys.length + doomed.length;
   let done = 0;
-  // Normal forms a page at a time: the file is in memory once, not twice.
-  for (const slice of chunks(file.bundles, PAGE)) {
-    const page = slice.map(normaliseBundle);
+  const plan = async (page: readonly Bundle[]) => {
     const ids = page.flatMap((b) => idOfKey.get(b.key) ?? []);
     const stored = new Map((await loadStoredBundles(tx, accountId, ids, keys)).map((s) => [s.form.key, s]));
     for (const bundle of page) {
@@ -660,7 +730,17 @@ async function run(
     if (write) await ctx.inserts.flushIfFull();
     done += page.length;
     options.onProgress?.(done, total);
+  };
+  // The file read again, checked as it was, a page of bundles at a time: only that page is in memory.
+  let page: Bundle[] = [];
+  for await (const piece of readCatalogue(source())) {
+    if (piece.kind !== 'bundle') continue;
+    page.push(normaliseBundle(piece.value as FileBundle));
+    if (page.length < PAGE) continue;
+    await plan(page);
+    page = [];
   }
+  if (page.length > 0) await plan(page);
   const events: NewEvent[] = [];
   for (const id of doomed) {
     ctx.changes.push({ action: 'delete', kind: 'bundle', key: { bundle: keys.get(id) as string } });
@@ -696,13 +776,13 @@ function lostRace(error: unknown): boolean {
 export async function applyCatalogue(
   db: Db,
   accountId: string,
-  file: unknown,
+  source: CatalogueSource,
   options: ApplyOptions,
 ): Promise<Plan> {
-  const checked = checkCatalogueFile(file);
-  if (options.dryRun) return readSnapshot(db, (tx) => run(tx, accountId, checked, options, false));
+  const fileKeys = await checkCatalogue(source);
+  if (options.dryRun) return readSnapshot(db, (tx) => run(tx, accountId, source, fileKeys, options, false));
   try {
-    return await db.transaction().execute((tx) => run(tx, accountId, checked, options, true));
+    return await db.transaction().execute((tx) => run(tx, accountId, source, fileKeys, options, true));
   } catch (error) {
     if (lostRace(error)) {
       throw new AppError(

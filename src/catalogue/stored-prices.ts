@@ -12,7 +12,10 @@ export function toPrice(text: string | null): number | null {
 }
 
 export function toStoredPrice(value: number | null): string | null {
-  return value === null ? null : toDecimal(value).toString();
+  if (value === null) return null;
+  // The shortest round-trip string is already the stored form unless it is in exponent notation.
+  const text = String(value);
+  return Number.isFinite(value) && !text.includes('e') ? text : toDecimal(value).toString();
 }
 
 /** The flag lives on the entry, not in the stored document; every adjustment read carries it. */

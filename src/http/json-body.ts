@@ -5,10 +5,10 @@ import { AppError, pointer } from '../problems.ts';
 /** Arrays and objects nest at most this deep in a body; the deepest the API reads is 6. */
 export const MAX_JSON_DEPTH = 32;
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 /** Where a body that is valid JSON uses a key that could poison prototypes once merged into an object. */
-function poisonedAt(value: Json, path: (string | number)[] = []): string | null {
+export function poisonedAt(value: Json, path: (string | number)[] = []): string | null {
   if (value === null || typeof value !== 'object') return null;
   for (const [key, child] of Object.entries(value)) {
     const isConstructorPrototype =
@@ -40,8 +40,14 @@ function nestsDeeperThan(text: string, max: number): boolean {
   return false;
 }
 
-const refused = (code: 'malformed_json' | 'validation_failed', item: string, message: string) =>
+export const refused = (code: 'malformed_json' | 'validation_failed', item: string, message: string) =>
   new AppError(code, `body: ${message}`, { errors: [{ code: item, in: 'body', pointer: '', message }] });
+
+export function forbiddenKey(at: string): AppError {
+  return new AppError('validation_failed', `body ${at || '/'}: this field name is not allowed`, {
+    errors: [{ code: 'forbidden_key', in: 'body', pointer: at, message: 'is not an allowed field name' }],
+  });
+}
 
 /**
  * application/json is the only body the service reads; without a parser for anything else, Fastify answers 415.
@@ -84,15 +90,7 @@ export function registerJsonBody(app: FastifyInstance): void {
         done(refused('malformed_json', 'invalid_json', 'is not valid JSON'), undefined);
         return;
       }
-      const at = poisonedAt(plain) ?? '';
-      done(
-        new AppError('validation_failed', `body ${at || '/'}: this field name is not allowed`, {
-          errors: [
-            { code: 'forbidden_key', in: 'body', pointer: at, message: 'is not an allowed field name' },
-          ],
-        }),
-        undefined,
-      );
+      done(forbiddenKey(poisonedAt(plain) ?? ''), undefined);
     });
   });
 }

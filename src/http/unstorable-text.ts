@@ -22,7 +22,7 @@ function unstorable(text: string): string | null {
 }
 
 /** Each unstorable text in `value`, keys included; `path` is a stack of the tokens down to it, built up as it goes. */
-function unstorableIn(
+export function unstorableIn(
   value: unknown,
   where: ProblemItem['in'],
   path: (string | number)[],

@@ -35,7 +35,11 @@ export function toDecimal(value: number | string | Decimal): Decimal {
 }
 
 export function decimalPlaces(value: number): number {
-  return toDecimal(value).decimalPlaces();
+  // Read off the shortest round-trip string, as toDecimal reads it; only exponent notation needs decimal.js.
+  const text = String(value);
+  if (!Number.isFinite(value) || text.includes('e')) return toDecimal(value).decimalPlaces();
+  const point = text.indexOf('.');
+  return point === -1 ? 0 : text.length - point - 1;
 }
 
 export function roundUnitPrice(d: Decimal): Decimal {

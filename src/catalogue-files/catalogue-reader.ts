@@ -1,0 +1,248 @@
+// A catalogue file read from its bytes a bundle at a time, so that no file, however large, is ever in memory
+// whole (as bytes, as text or parsed): each element of the top-level `bundles` array is cut out of the byte stream
+// at its brackets and parsed alone; everything else (the head: formatVersion, $schema, and `bundles` as []) is
+// parsed once the bytes end. Each piece gets the checks a JSON body gets (src/http/json-body.ts), with pointers
+// into the whole file, so a file is refused here exactly as it would be whole.
+import { isUtf8 } from 'node:buffer';
+import { forbiddenKey, MAX_JSON_DEPTH, poisonedAt, refused } from '../http/json-body.ts';
+import { unstorableIn } from '../http/unstorable-text.ts';
+import type { ProblemItem } from '../problems.ts';
+
+/** Opens the file's bytes, from the start, each time it is called: a file is read once to check, once to apply. */
+export type CatalogueSource = () => AsyncIterable<Uint8Array>;
+
+export type FilePiece =
+  | { kind: 'bundle'; index: number; value: unknown }
+  /** Last: the document without its bundles (`bundles` as []), or undefined when the bytes hold nothing. */
+  | { kind: 'head'; value: unknown };
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+
+const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+
+const malformed = () => refused('malformed_json', 'invalid_json', 'is not valid JSON');
+
+/** U+0000 and lone surrogates reach valid UTF-8 JSON only as escapes (U+0000 also as a raw byte). */
+const mayEscapeUnstorable = /\\u(?:0000|[dD][89a-fA-F])/;
+
+/** One piece of the document, parsed and checked as a body is; text that cannot be stored is added to `unstorable`. */
+function parsePiece(bytes: Buffer, path: (string | number)[], unstorable: ProblemItem[]): unknown {
+  if (!isUtf8(bytes)) throw refused('malformed_json', 'invalid_utf8', 'is not valid UTF-8');
+  const text = bytes.toString('utf8');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw malformed();
+  }
+  // Both walks look for what the text can only hold spelt out, so a piece without it is not walked.
+  if (bytes.includes('__proto__') || bytes.includes('constructor')) {
+    const poisoned = poisonedAt(value as never, path);
+    if (poisoned !== null) throw forbiddenKey(poisoned);
+  }
+  if (bytes.includes(0) || mayEscapeUnstorable.test(text)) unstorableIn(value, 'body', path, unstorable);
+  return value;
+}
+
+/** Cuts the document's bytes into pieces as they arrive; its state is kept in fields, read at every byte. */
+class Splitter {
+  readonly unstorable: ProblemItem[];
+  readonly head: Buffer[] = [];
+  element: Buffer[] = [];
+  // Where the bytes of the current run go: the head, the bundle being read, or nowhere (between bundles).
+  run: 'head' | 'element' | 'skip' = 'head';
+  depth = 0;
+  inString = false;
+  escaped = false;
+  // The top-level object's member names, read to find `bundles`.
+  started = false;
+  topIsObject = false;
+  expectKey = false;
+  keyStart = -1;
+  keyParts: Buffer[] = [];
+  lastKey: string | null = null;
+  bundlesSeen = false;
+  // Inside `bundles`: whether a bundle is being read, whether it is an object or array, what may come next.
+  inBundles = false;
+  inElement = false;
+  elementIsContainer = false;
+  next: 'valueOrEnd' | 'value' | 'commaOrEnd' = 'valueOrEnd';
+  index = 0;
+  from = 0;
+  bytes: Buffer = Buffer.alloc(0);
+
+  constructor(unstorable: ProblemItem[]) {
+    this.unstorable = unstorable;
+  }
+
+  emit(to: number): void {
+    if (to > this.from) {
+      if (this.run === 'head') this.head.push(this.bytes.subarray(this.from, to));
+      else if (this.run === 'element') this.element.push(this.bytes.subarray(this.from, to));
+    }
+    this.from = to;
+  }
+
+  endElement(to: number, out: FilePiece[]): void {
+    this.emit(to);
+    const value = parsePiece(Buffer.concat(this.element), ['bundles', this.index], this.unstorable);
+    out.push({ kind: 'bundle', index: this.index++, value });
+    this.element = [];
+    this.inElement = false;
+    this.run = 'skip';
+    this.next = 'commaOrEnd';
+  }
+
+  /** Where the string running at `i` ends (its closing quote), or -1 when it runs past these bytes. */
+  stringEnd(i: number): number {
+    const bytes = this.bytes;
+    for (let at = bytes.indexOf(QUOTE, i); at !== -1; at = bytes.indexOf(QUOTE, at + 1)) {
+      if (this.backslashesBefore(at, i) % 2 === 0) return at;
+    }
+    return -1;
+  }
+
+  /** How many backslashes run back from just before `at`, down to `from`. */
+  backslashesBefore(at: number, from: number): number {
+    let count = 0;
+    while (at - count - 1 >= from && this.bytes[at - count - 1] === BACKSLASH) count++;
+    return count;
+  }
+
+  feed(bytes: Buffer, out: FilePiece[]): void {
+    this.bytes = bytes;
+    this.from = 0;
+    for (let i = 0; i < bytes.length; i++) {
+      if (this.inString) {
+        // A backslash that ended the previous bytes escapes the first of these.
+        const start = this.escaped ? i + 1 : i;
+        this.escaped = false;
+        const end = this.stringEnd(start);
+        if (end === -1) {
+          if (this.keyStart !== -1) this.keyParts.push(bytes.subarray(i));
+          this.escaped = this.backslashesBefore(bytes.length, start) % 2 === 1;
+          break;
+        }
+        this.inString = false;
+        if (this.keyStart !== -1) {
+          this.keyParts.push(bytes.subarray(i, end + 1));
+          this.keyStart = -1;
+          try {
+            this.lastKey = JSON.parse(Buffer.concat(this.keyParts).toString('utf8'));
+          } catch {
+            throw malformed();
+          }
+        }
+        i = end;
+        continue;
+      }
+      const c = bytes[i] as number;
+      if (isSpace(c)) continue;
+      if (!this.started) {
+        this.started = true;
+        this.topIsObject = this.expectKey = c === OPEN_OBJECT;
+      }
+      if (this.inBundles && this.depth === 2 && !this.inElement) {
+        if (c === COMMA) {
+          if (this.next !== 'commaOrEnd') throw malformed();
+          this.next = 'value';
+          continue;
+        }
+        if (c === CLOSE_ARRAY) {
+          if (this.next === 'value') throw malformed();
+          this.emit(i);
+          this.run = 'head';
+          this.inBundles = false;
+          this.depth = 1;
+          continue;
+        }
+        if (this.next === 'commaOrEnd') throw malformed();
+        this.emit(i);
+        this.run = 'element';
+        this.inElement = true;
+        this.elementIsContainer = c === OPEN_OBJECT || c === OPEN_ARRAY;
+      } else if (
+        this.inElement &&
+        !this.elementIsContainer &&
+        this.depth === 2 &&
+        (c === COMMA || c === CLOSE_ARRAY)
+      ) {
+        // A bundle that is not an object (the schema refuses it) ends at the comma or bracket after it.
+        this.endElement(i, out);
+        i--;
+        continue;
+      }
+      if (c === QUOTE) {
+        this.inString = true;
+        if (this.topIsObject && this.depth === 1 && this.expectKey) {
+          this.keyStart = i;
+          this.keyParts = [bytes.subarray(i, i + 1)];
+        }
+      } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+        const opensBundles =
+          this.topIsObject &&
+          this.depth === 1 &&
+          !this.expectKey &&
+          this.lastKey === 'bundles' &&
+          c === OPEN_ARRAY;
+        if (++this.depth > MAX_JSON_DEPTH) {
+          throw refused(
+            'validation_failed',
+            'too_deep',
+            `nests arrays and objects more than ${MAX_JSON_DEPTH} deep`,
+          );
+        }
+        if (opensBundles) {
+          if (this.bundlesSeen) throw malformed();
+          this.bundlesSeen = true;
+          this.inBundles = true;
+          this.next = 'valueOrEnd';
+          this.emit(i + 1);
+          this.run = 'skip';
+        }
+      } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+        if (--this.depth < 0) throw malformed();
+        if (this.inElement && this.depth === 2) this.endElement(i + 1, out);
+      } else if (this.topIsObject && this.depth === 1) {
+        if (c === COLON) this.expectKey = false;
+        else if (c === COMMA) {
+          this.expectKey = true;
+          this.lastKey = null;
+        }
+      }
+    }
+    this.emit(bytes.length);
+  }
+
+  end(): FilePiece {
+    if (this.inString || this.depth !== 0 || this.inElement || this.inBundles) throw malformed();
+    const rest = Buffer.concat(this.head);
+    const empty = rest.every(isSpace);
+    return { kind: 'head', value: empty ? undefined : parsePiece(rest, [], this.unstorable) };
+  }
+}
+
+/**
+ * The pieces of a catalogue file, bundles in order, then its head. Bad JSON (syntax, encoding, nesting, a
+ * forbidden key) throws the problem the body parser gives; text that cannot be stored is collected into
+ * `unstorable`, for the caller to report with every other problem.
+ */
+export async function* readCatalogue(
+  chunks: AsyncIterable<Uint8Array>,
+  unstorable: ProblemItem[] = [],
+): AsyncGenerator<FilePiece> {
+  const splitter = new Splitter(unstorable);
+  for await (const chunk of chunks) {
+    const out: FilePiece[] = [];
+    splitter.feed(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength), out);
+    yield* out;
+  }
+  yield splitter.end();
+}

@@ -430,7 +430,7 @@ export async function listBooksOfOptions(
 }
 
 /**
- * The prices of the books, without the account's id, each entry's currencies together: an export reads all of an
+ * The prices of the books, without the account's id, an entry's currencies together and in order: an export reads all of an
  * account's prices, and every column read is a string allocated per row.
  */
 export async function listPricesOfBooks(
@@ -445,6 +445,7 @@ export async function listPricesOfBooks(
     .where('price_book_id', 'in', priceBookIds)
     .orderBy('price_book_id')
     .orderBy('product_id')
+    .orderBy('currency')
     .execute();
 }
 

@@ -12,7 +12,7 @@ import { tag } from '../http/openapi.ts';
 import type { Routes } from '../http/routes.ts';
 import { validatorCompiler } from '../http/validation.ts';
 import { ApplyQuery, CatalogueFileComponent, Plan } from './catalogue-files.schemas.ts';
-import { applyCatalogue, catalogueValidators, exportCatalogue } from './catalogue-files.service.ts';
+import { applyCatalogue, exportCatalogue } from './catalogue-files.service.ts';
 
 /**
  * A catalogue file as it arrived, in a temporary file: it is read twice (checked, then planned and applied) a bundle
@@ -78,7 +78,6 @@ const tags = tag(
 );
 
 export const catalogueFilesRoutes: Routes = async (app, { db, config }) => {
-  catalogueValidators();
   // Within this plugin only: a catalogue file is spooled, not parsed whole (src/http/json-body.ts); the service
   // reads it in pieces, each checked as a body is.
   app.removeContentTypeParser('application/json');

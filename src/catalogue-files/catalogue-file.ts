@@ -458,7 +458,7 @@ const LINE_WIDTH = 120;
  */
 function flatLength(value: unknown, budget: number): number {
   if (value === null || typeof value !== 'object') {
-    const length = (JSON.stringify(value) as string).length;
+    const length = scalarLength(value);
     return length <= budget ? length : -1;
   }
   const array = Array.isArray(value);
@@ -478,6 +478,18 @@ function flatLength(value: unknown, budget: number): number {
   }
   if (count === 0) return 2;
   return (array ? 2 : 4) + parts + 2 * (count - 1);
+}
+
+/** Characters JSON.stringify escapes in a string: quotes, backslashes, controls and lone surrogates. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are among those JSON escapes
+const escaped = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** The length of a scalar as JSON, without writing it where that is easy: most of an export's values. */
+function scalarLength(value: unknown): number {
+  if (value === null) return 4;
+  if (typeof value === 'boolean') return value ? 4 : 5;
+  if (typeof value === 'string' && !escaped.test(value)) return value.length + 2;
+  return (JSON.stringify(value) as string).length;
 }
 
 /** `"name": `, made once per name: an export writes the same few names hundreds of thousands of times. */

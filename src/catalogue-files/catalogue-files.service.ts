@@ -67,6 +67,13 @@ import { loadStoredBundles, type StoredBundle, type StoredOption, toStoredWhen }
  */
 const PAGE = 5;
 
+/**
+ * An export's page is smaller still: what a page holds while it is formatted is what collections find alive. With
+ * one bundle's text read ahead, 1,000 bundles on SQLite from a fresh service peaked at +88 MB with pages of 5, +21 MB
+ * of 2, +18 MB of 1. Each page costs its round trips: pages of 2 take a third longer than 5 on PostgreSQL.
+ */
+const EXPORT_PAGE = 2;
+
 function chunks<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let start = 0; start < items.length; start += size) out.push(items.slice(start, start + size));
@@ -82,7 +89,7 @@ export async function* exportCatalogue(db: Db, accountId: string): AsyncGenerato
   const keys = bundleKeys(await listBundleKeyRows(db, accountId));
   yield `{\n  "formatVersion": ${CATALOGUE_FORMAT_VERSION},\n  "bundles": [`;
   let first = true;
-  for (const ids of chunks([...keys.keys()], PAGE)) {
+  for (const ids of chunks([...keys.keys()], EXPORT_PAGE)) {
     // The page's rows and forms are garbage once written out: only the text waits on a slow reader.
     const texts = await readSnapshot(db, async (tx) =>
       (await loadStoredBundles(tx, accountId, ids, keys)).map(({ form }) => formatJson(form, '    ')),

@@ -11,6 +11,7 @@ import {
 } from '../options/options.repository.ts';
 import {
   listBooksOfOptions,
+  listPricesOfBooks,
   listRowsOfBooks,
   type PriceBookRow,
 } from '../price-books/price-books.repository.ts';
@@ -85,10 +86,20 @@ export async function loadStoredBundles(
   const liveIds = books.filter((b) => !b.is_deleted).map((b) => b.id);
   const none = liveIds.length === 0;
   const entries = none ? [] : await listRowsOfBooks(db, 'price_book_products', accountId, liveIds);
-  const prices = none ? [] : await listRowsOfBooks(db, 'price_book_prices', accountId, liveIds);
+  const prices = none ? [] : await listPricesOfBooks(db, accountId, liveIds);
   const variants = none ? [] : await listRowsOfBooks(db, 'product_variants', accountId, liveIds);
   const entryOf = new Map(entries.map((e) => [`${e.price_book_id}\n${e.product_id}`, e]));
-  const pricesOf = groupBy(prices, (p) => `${p.price_book_id}\n${p.product_id}`);
+  // The rows come an entry at a time: one key per entry, not per row.
+  const pricesOf = new Map<string, typeof prices>();
+  let entryPrices: typeof prices = [];
+  for (const p of prices) {
+    const last = entryPrices[0];
+    if (last === undefined || last.product_id !== p.product_id || last.price_book_id !== p.price_book_id) {
+      entryPrices = [];
+      pricesOf.set(`${p.price_book_id}\n${p.product_id}`, entryPrices);
+    }
+    entryPrices.push(p);
+  }
   const variantsOf = new Map(variants.map((v) => [`${v.price_book_id}\n${v.product_id}`, v]));
   const productsOf = groupBy(products, (p) => p.option_id);
   const optionsOf = groupBy(options, (o) => o.bundle_id);
@@ -99,7 +110,10 @@ export async function loadStoredBundles(
     const entry = entryOf.get(key);
     if (!entry) return null;
     const byCurrency: Record<string, CurrencyPrices> = {};
-    const rows = [...(pricesOf.get(key) ?? [])].sort((a, b) => (a.currency < b.currency ? -1 : 1));
+    const rows = pricesOf.get(key) ?? [];
+    // In place, and only when out of order: sorting allocates even a sorted list's copy.
+    if (rows.some((row, i) => i > 0 && (rows[i - 1] as typeof row).currency > row.currency))
+      rows.sort((a, b) => (a.currency < b.currency ? -1 : 1));
     for (const row of rows) {
       byCurrency[row.currency] = {
         standardPrice: toPrice(row.standard_price),

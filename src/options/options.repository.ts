@@ -1,4 +1,4 @@
-import type { InsertObject, Selectable, Updateable } from 'kysely';
+import { type InsertObject, PostgresAdapter, type Selectable, sql, type Updateable } from 'kysely';
 import type { BundleOptionsTable, Database, Executor, OptionProductsTable } from '../db/database.ts';
 import { searchTextOf } from '../db/search-text.ts';
 import type { BundleOption, OptionProduct } from './options.schemas.ts';
@@ -236,11 +236,16 @@ export async function listProductsOfOptions(
   accountId: string,
   optionIds: readonly string[],
 ): Promise<OptionProductRow[]> {
-  return db
-    .selectFrom('option_products')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('option_id', 'in', optionIds)
-    .orderBy('id')
-    .execute();
+  return (
+    db
+      .selectFrom('option_products')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('option_id', 'in', optionIds)
+      // SQLite, which keeps no statistics, would rather walk every product of the account in primary key order than
+      // sort the few it finds (5.7 ms a page of an export of 50,000 products, most of its time); `+id` keeps the
+      // ordering off that index, so it finds them by option and sorts them.
+      .orderBy(db.getExecutor().adapter instanceof PostgresAdapter ? sql.ref('id') : sql`+${sql.ref('id')}`)
+      .execute()
+  );
 }

@@ -429,6 +429,26 @@ export async function listBooksOfOptions(
     .execute();
 }
 
+/**
+ * The prices of the books, without the account's id, an entry's currencies together and in order: an export reads all of an
+ * account's prices, and every column read is a string allocated per row.
+ */
+export async function listPricesOfBooks(
+  db: Executor,
+  accountId: string,
+  priceBookIds: readonly string[],
+): Promise<Omit<Selectable<Database['price_book_prices']>, 'account_id'>[]> {
+  return db
+    .selectFrom('price_book_prices')
+    .select(['price_book_id', 'product_id', 'currency', 'standard_price', 'list_price', 'adjustment'])
+    .where('account_id', '=', accountId)
+    .where('price_book_id', 'in', priceBookIds)
+    .orderBy('price_book_id')
+    .orderBy('product_id')
+    .orderBy('currency')
+    .execute();
+}
+
 /** Every row of the books in one of the tables hanging off a book: entries, prices, variant tables. */
 export async function listRowsOfBooks<
   T extends 'price_book_products' | 'price_book_prices' | 'product_variants',

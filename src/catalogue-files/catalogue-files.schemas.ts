@@ -41,10 +41,8 @@ const FileSelector = Type.Object(
 export type FileSelector = Static<typeof FileSelector>;
 export type FileWhen = FileSelector | { all: FileWhen[] } | { any: FileWhen[] } | { not: FileWhen };
 
-/** A rule's condition level by level, as the API's (rules.schemas.ts), naming options by name. */
-function whenOfDepth(depth: number): TSchema {
-  if (depth === 1) return FileSelector;
-  const inner = whenOfDepth(depth - 1);
+/** One level of a rule's condition over conditions `inner`, as the API's (rules.schemas.ts), naming options by name. */
+function whenLevel(inner: TSchema): TSchema {
   const operands = Type.Array(inner, { minItems: 1, maxItems: 100 });
   return Type.Union([
     FileSelector,
@@ -52,6 +50,11 @@ function whenOfDepth(depth: number): TSchema {
     Type.Object({ any: operands }, { additionalProperties: false }),
     Type.Object({ not: inner }, { additionalProperties: false }),
   ]);
+}
+
+/** A rule's condition level by level, written out inline (the published document has no references). */
+function whenOfDepth(depth: number): TSchema {
+  return depth === 1 ? FileSelector : whenLevel(whenOfDepth(depth - 1));
 }
 
 const FileRule = Type.Object(
@@ -180,6 +183,27 @@ export const FileBundle = Type.Object(
   { additionalProperties: false },
 );
 export type FileBundle = Static<typeof FileBundle>;
+
+/**
+ * FileBundle as the service validates it: the same schema, with each level of a rule's condition written once in
+ * `definitions` and referenced from the level above. Inline, the innermost level is repeated 27 times, and its
+ * validator was ~400 KB of generated code that took some 40 MB to compile; by reference each level is compiled
+ * once. Problems are the same: they point into the data, not the schema.
+ */
+export function fileBundleForValidation(): TSchema {
+  const level = (depth: number): TSchema => ({ $ref: `#/definitions/when${depth}` });
+  const definitions: Record<string, TSchema> = {};
+  for (let depth = 2; depth <= MAX_WHEN_DEPTH; depth++) {
+    definitions[`when${depth}`] = whenLevel(depth === 2 ? FileSelector : level(depth - 1));
+  }
+  const rules = FileBundle.properties.rules;
+  const rule = { ...FileRule, properties: { ...FileRule.properties, when: level(MAX_WHEN_DEPTH) } };
+  return {
+    ...FileBundle,
+    properties: { ...FileBundle.properties, rules: { ...rules, items: rule } },
+    definitions,
+  };
+}
 
 /** The file's schema, inline: what GET /catalogue.schema.json and `cpq catalogue schema` publish. */
 export const catalogueFileSchema = Type.Object(

@@ -52,7 +52,8 @@ import {
 import {
   CATALOGUE_FORMAT_VERSION,
   catalogueFileSchema,
-  FileBundle,
+  type FileBundle,
+  fileBundleForValidation,
   type Plan,
   type PlanChange,
 } from './catalogue-files.schemas.ts';
@@ -106,12 +107,7 @@ let validators:
   | { validateHead: ReturnType<typeof jsonValidator>; validateBundle: ReturnType<typeof jsonValidator> }
   | undefined;
 
-/**
- * The file's validators, compiled on first use. Compiled at start-up they added some 40 MB to every process's
- * resident memory, most of which never applies a file: the rule conditions are spelled out level by level
- * (whenOfDepth), so the generated validator holds 27 copies of the innermost level, about 400 KB of code. A first
- * apply pays that once; making the levels references compiled once each is the way to shrink it.
- */
+/** The file's validators, compiled on first use: most processes never apply a file. */
 function catalogueValidators() {
   validators ??= {
     // The head is checked without the bundles it no longer holds, which are checked one at a time.
@@ -119,7 +115,7 @@ function catalogueValidators() {
       ...catalogueFileSchema,
       properties: { ...catalogueFileSchema.properties, bundles: { type: 'array' } },
     }),
-    validateBundle: jsonValidator(FileBundle),
+    validateBundle: jsonValidator(fileBundleForValidation()),
   };
   return validators;
 }

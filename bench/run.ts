@@ -24,7 +24,7 @@ import {
   searchPlan,
   tinyPlan,
 } from './catalogue.ts';
-import { measureCatalogueFile } from './catalogue-file.ts';
+import { type CatalogueFileResult, measureCatalogueFile } from './catalogue-file.ts';
 import { measureHostile } from './hostile.ts';
 import { measure, measureTogether, type Target } from './load.ts';
 import {
@@ -348,6 +348,31 @@ async function measureGrowth(
   result.listBySize.push(await sequential(service, total, firstPage));
 }
 
+/** A database's result before anything is measured: every series empty. */
+function emptyResult(dialect: Dialect, catalogueFile: CatalogueFileResult | null): DatabaseResult {
+  return {
+    dialect,
+    catalogue: { bundles: 0, rows: 0, seconds: 0 },
+    scenarios: [],
+    peakRssBytes: 0,
+    startRssBytes: 0,
+    serviceRestarts: 0,
+    pagination: null,
+    detailsBySize: [],
+    detailsBuiltBySize: [],
+    listBySize: [],
+    configureByRules: [],
+    configureByProducts: [],
+    searchBySize: [],
+    searchBroadBySize: [],
+    extraLoad: null,
+    webhooks: null,
+    hostile: null,
+    catalogueFile,
+    targets: [],
+  };
+}
+
 async function benchDatabase(dialect: Dialect): Promise<DatabaseResult> {
   progress.database(dialect);
   const catalogueFile =
@@ -355,27 +380,7 @@ async function benchDatabase(dialect: Dialect): Promise<DatabaseResult> {
       ? await measureCatalogueFile(dialect)
       : null;
   if (catalogueFile && args.scenario?.every((name) => name === 'catalogue-file')) {
-    return {
-      dialect,
-      catalogue: { bundles: 0, rows: 0, seconds: 0 },
-      scenarios: [],
-      peakRssBytes: 0,
-      startRssBytes: 0,
-      serviceRestarts: 0,
-      pagination: null,
-      detailsBySize: [],
-      detailsBuiltBySize: [],
-      listBySize: [],
-      configureByRules: [],
-      configureByProducts: [],
-      searchBySize: [],
-      searchBroadBySize: [],
-      extraLoad: null,
-      webhooks: null,
-      hostile: null,
-      catalogueFile,
-      targets: catalogueFileTargets(catalogueFile),
-    };
+    return { ...emptyResult(dialect, catalogueFile), targets: catalogueFileTargets(catalogueFile) };
   }
   progress.phase('creating a fresh database');
   const database = await createTestDatabase(dialect);
@@ -397,25 +402,9 @@ async function benchDatabase(dialect: Dialect): Promise<DatabaseResult> {
       cpuProfileDir: profileDir,
     });
     const result: DatabaseResult = {
-      dialect,
+      ...emptyResult(dialect, catalogueFile),
       catalogue: { bundles: plan.length, rows: catalogue.rows, seconds: catalogue.seconds },
-      scenarios: [],
-      peakRssBytes: 0,
       startRssBytes: service.startRssBytes,
-      serviceRestarts: 0,
-      pagination: null,
-      detailsBySize: [],
-      detailsBuiltBySize: [],
-      listBySize: [],
-      configureByRules: [],
-      configureByProducts: [],
-      searchBySize: [],
-      searchBroadBySize: [],
-      extraLoad: null,
-      webhooks: null,
-      hostile: null,
-      catalogueFile,
-      targets: [],
     };
     try {
       progress.phase('checking every scenario once');

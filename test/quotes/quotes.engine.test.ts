@@ -837,7 +837,8 @@ describe('priceQuote: properties', () => {
           );
         },
       ),
-      { numRuns: 200 },
+      // A committed seed: npm test checks the same 200 cases every run, so it never fails by luck.
+      { numRuns: 200, seed: 20261124 },
     );
   });
 });

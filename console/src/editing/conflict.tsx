@@ -1,8 +1,9 @@
-// What the edit forms share: problems found before sending, in the service's shape, and the panel that explains a
-// 412 (someone else's edit came first) and offers the stored values or a save over them.
+// What the edit forms share: problems found before sending, in the service's shape, the panel that explains a
+// 412 (someone else's edit came first) and offers the stored values or a save over them, and the form's end.
 import type { Schemas } from '@cpq/client';
 import type { ComponentChildren } from 'preact';
 import { localProblem, type Problem } from '../session.ts';
+import { ProblemBanner } from '../ui.tsx';
 
 type ProblemItem = Schemas['ProblemItem'];
 
@@ -40,5 +41,34 @@ export function Conflict({
         </button>
       </div>
     </div>
+  );
+}
+
+/** The end of an edit form: the problems no field shows, then save and cancel. */
+export function FormEnd({
+  problem,
+  fields,
+  busy,
+  saveLabel,
+  onCancel,
+}: {
+  problem: Problem | null;
+  fields: readonly string[];
+  busy: boolean;
+  saveLabel: string;
+  onCancel: () => void;
+}) {
+  return (
+    <>
+      <ProblemBanner problem={problem} fields={fields} />
+      <div class="actions">
+        <button type="submit" disabled={busy}>
+          {busy ? 'Saving…' : saveLabel}
+        </button>
+        <button type="button" class="secondary" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </>
   );
 }

@@ -3,7 +3,7 @@ import type { Schemas } from '@cpq/client';
 import { useEffect, useState } from 'preact/hooks';
 import { call, type Problem, problemOf, type Session } from '../session.ts';
 import { Field, Loading, numberText, ProblemBanner, parseNumber } from '../ui.tsx';
-import { Conflict, checkedLocally } from './conflict.tsx';
+import { Conflict, checkedLocally, FormEnd } from './conflict.tsx';
 
 type ProblemItem = Schemas['ProblemItem'];
 
@@ -225,15 +225,13 @@ export function OptionEditor({
           />
         )}
       </Field>
-      <ProblemBanner problem={problem} fields={fields} />
-      <div class="actions">
-        <button type="submit" disabled={busy}>
-          {busy ? 'Saving…' : 'Save settings'}
-        </button>
-        <button type="button" class="secondary" onClick={() => onClose(false)}>
-          Cancel
-        </button>
-      </div>
+      <FormEnd
+        problem={problem}
+        fields={fields}
+        busy={busy}
+        saveLabel="Save settings"
+        onCancel={() => onClose(false)}
+      />
     </form>
   );
 }

@@ -5,7 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { adjustmentText, money } from '../format.ts';
 import { call, type Problem, problemOf, type Session } from '../session.ts';
 import { Field, Loading, numberText, ProblemBanner, parseNumber } from '../ui.tsx';
-import { Conflict, checkedLocally } from './conflict.tsx';
+import { Conflict, checkedLocally, FormEnd } from './conflict.tsx';
 
 type Adjustment = Schemas['PriceAdjustment'];
 type AdjustmentType = Adjustment['type'];
@@ -453,15 +453,13 @@ export function PriceEditor({
           Add
         </button>
       </div>
-      <ProblemBanner problem={problem} fields={fields} />
-      <div class="actions">
-        <button type="submit" disabled={busy}>
-          {busy ? 'Saving…' : 'Save prices'}
-        </button>
-        <button type="button" class="secondary" onClick={() => onClose(false)}>
-          Cancel
-        </button>
-      </div>
+      <FormEnd
+        problem={problem}
+        fields={fields}
+        busy={busy}
+        saveLabel="Save prices"
+        onCancel={() => onClose(false)}
+      />
     </form>
   );
 }

@@ -5,7 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { describeRule, type Names } from '../format.ts';
 import { call, type Problem, ProblemError, problemOf, type Session } from '../session.ts';
 import { Field, Loading, ProblemBanner } from '../ui.tsx';
-import { Conflict, checkedLocally } from './conflict.tsx';
+import { Conflict, checkedLocally, FormEnd } from './conflict.tsx';
 
 type Selector = Schemas['RuleSelector'];
 type WhenMode = 'one' | 'all' | 'any' | 'not' | 'json';
@@ -367,15 +367,13 @@ export function RuleEditor({
           <input {...props} value={form.message} onInput={(e) => set({ message: e.currentTarget.value })} />
         )}
       </Field>
-      <ProblemBanner problem={problem} fields={fields} />
-      <div class="actions">
-        <button type="submit" disabled={busy}>
-          {busy ? 'Saving…' : 'Save rule'}
-        </button>
-        <button type="button" class="secondary" onClick={() => onClose(false)}>
-          Cancel
-        </button>
-      </div>
+      <FormEnd
+        problem={problem}
+        fields={fields}
+        busy={busy}
+        saveLabel="Save rule"
+        onCancel={() => onClose(false)}
+      />
     </form>
   );
 }

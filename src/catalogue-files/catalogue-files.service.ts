@@ -48,6 +48,7 @@ import {
   listBundleKeyRows,
   listBundlesByIds,
   lockBundles,
+  refreshSmallStatistics,
 } from './catalogue-files.repository.ts';
 import {
   CATALOGUE_FORMAT_VERSION,
@@ -202,6 +203,8 @@ type InsertTable = (typeof insertOrder)[number];
 /** Rows to insert, written in batches of every table at once, parents first. */
 class Inserts {
   readonly #rows = new Map<InsertTable, unknown[]>();
+  /** Rows written into each table so far. */
+  readonly #written = new Map<InsertTable, number>();
   #count = 0;
   readonly #tx: Executor;
   constructor(tx: Executor) {
@@ -214,7 +217,9 @@ class Inserts {
     this.#count += rows.length;
   }
   async flushIfFull(): Promise<void> {
-    if (this.#count >= 2000) await this.flush();
+    if (this.#count < 2000) return;
+    await this.flush();
+    await refreshSmallStatistics(this.#tx, this.#written);
   }
   async flush(): Promise<void> {
     this.#count = 0;
@@ -222,7 +227,10 @@ class Inserts {
       const rows = this.#rows.get(table);
       // Dropped before they are written, so a table's rows are garbage while the next table's are written.
       this.#rows.delete(table);
-      if (rows && rows.length > 0) await insertBatch(this.#tx, table, rows as never[]);
+      if (rows && rows.length > 0) {
+        await insertBatch(this.#tx, table, rows as never[]);
+        this.#written.set(table, (this.#written.get(table) ?? 0) + rows.length);
+      }
     }
   }
 }

@@ -92,13 +92,22 @@ export interface ServiceOptions {
   cwd?: string;
 }
 
-/** `node src/cli.ts serve`, exactly as an operator starts it, configured by its environment. */
+/**
+ * The Node flags of `src/cli.ts`'s first line (`#!/usr/bin/env -S node --max-semi-space-size=16`): what `npm start`
+ * and `cpq` run it with. Read from the checkout that runs, so that bench:compare's base gets its own.
+ */
+function cliNodeFlags(cwd: string): string[] {
+  const shebang = readFileSync(join(cwd, 'src/cli.ts'), 'utf8').split('\n', 1)[0] ?? '';
+  return shebang.split(' ').filter((word) => word.startsWith('--'));
+}
+
+/** `src/cli.ts serve`, exactly as an operator starts it (its Node flags included), configured by its environment. */
 async function startService(options: ServiceOptions, port: number): Promise<Child> {
   const profiling = options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
   // Node's own flags for the service (V8 heap sizes, say), to measure what one changes without editing code.
   const nodeFlags = process.env.CPQ_BENCH_NODE_FLAGS?.split(' ').filter((flag) => flag !== '') ?? [];
   const child = start(
-    [...nodeFlags, ...profiling, 'src/cli.ts', 'serve'],
+    [...cliNodeFlags(options.cwd ?? repoRoot), ...nodeFlags, ...profiling, 'src/cli.ts', 'serve'],
     {
       ...process.env,
       PORT: String(port),

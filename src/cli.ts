@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=16
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { catalogueCommands } from './catalogue-files/catalogue-files.cli.ts';

@@ -1,5 +1,3 @@
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { type App, buildApp } from './app.ts';
 import type { Config } from './config.ts';
 import { connect, type DatabaseHandle } from './db/connect.ts';
@@ -7,6 +5,7 @@ import { unavailability } from './db/errors.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { checkStore } from './db/store-check.ts';
 import { scheduleEventPurge } from './events/events.service.ts';
+import { settleHeap } from './heap.ts';
 import { sealStoredSecrets, webhookSettings } from './webhooks/webhooks.service.ts';
 import { webhookWorker } from './webhooks/webhooks.worker.ts';
 
@@ -44,17 +43,6 @@ export async function prepareStore(
   }
 }
 
-/**
- * Starting (type stripping, compiling every route's validators, building the OpenAPI document) grows V8's young
- * generation to its largest and leaves it resident, though empty, until load comes: some 60 MB of a process's
- * ~180. One full collection that gives memory back, once, before the first connection (~90 ms).
- */
-function releaseStartupGarbage(): void {
-  setFlagsFromString('--expose-gc');
-  const collect = runInNewContext('gc') as (options: object) => void;
-  collect({ type: 'major', execution: 'sync', flavor: 'last-resort' });
-}
-
 /** Under `cpq serve --workers N`, one of the N processes: the primary tells it when to stop. */
 export interface WorkerRole {
   onStopRequest(stop: (reason: string) => void): void;
@@ -80,7 +68,7 @@ export async function serve(config: Config, worker?: WorkerRole): Promise<void> 
     if (sealed > 0)
       started.log.info({ endpoints: sealed }, 'webhook secrets sealed with WEBHOOKS_SECRET_KEY');
     await started.ready();
-    releaseStartupGarbage();
+    settleHeap();
     address = await started.listen({ port: config.port, host: config.host });
   } catch (error) {
     // Nothing may keep the process alive after a failed start (an open pool would, for its idle timeout).

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
@@ -200,6 +200,46 @@ describe('the cpq command line', () => {
         assert.ok(result.stdout.includes(usage), `${flag}: ${usage}`);
       }
       assert.ok(!result.stdout.includes('cpq serve'));
+    }
+  });
+
+  test('npm start and the bin run src/cli.ts through its first line, which gives the service its heap flags', async () => {
+    const manifest = JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8'));
+    assert.equal(manifest.scripts.start, 'src/cli.ts serve');
+    assert.equal(manifest.bin.cpq, './src/cli.ts');
+    const folder = mkdtempSync(join(tmpdir(), 'cpq-bin-'));
+    // As npm runs it: the project's Node first on PATH (npm test runs under npm, so it is there already).
+    const child = spawn(join(projectRoot, 'src/cli.ts'), ['serve'], {
+      cwd: projectRoot,
+      env: {
+        ...process.env,
+        DATABASE_URL: '',
+        SQLITE_PATH: join(folder, 'cpq.sqlite'),
+        PORT: '0',
+        LOG_LEVEL: 'info',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      let out = '';
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+          out += chunk;
+          if (out.includes('cpq is ready')) resolve();
+        });
+        child.once('exit', () => reject(new Error(`exited before it was ready: ${out}`)));
+      });
+      assert.ok(out.includes('cpq is ready'), out);
+      // `env -S` replaced itself with Node: the process that serves is the one spawned, with the flags.
+      const command = readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').split('\0');
+      assert.equal(command[1], '--max-semi-space-size=16', command.join(' '));
+      assert.ok(command[0]?.endsWith('node'), command.join(' '));
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        await once(child, 'exit');
+      }
+      rmSync(folder, { recursive: true, force: true });
     }
   });
 

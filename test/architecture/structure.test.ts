@@ -34,7 +34,7 @@ const layers: readonly (readonly string[])[] = [
     'catalogue-files',
   ],
   ['demo', 'api-limits.ts'],
-  ['app.ts'],
+  ['app.ts', 'heap.ts'],
   ['server.ts'],
   ['workers.ts'],
   ['cli.ts'],

@@ -217,6 +217,11 @@ describeEachDatabase('price book search text', (ctx) => {
     assert.deepEqual(await search(copy.body.priceBook.id, 'enceinte'), ['SCR-4']);
     await assertIndexExact();
 
+    // The index names products by rowid, which option_products does not declare: VACUUM keeps it all the same.
+    if (ctx.dialect === 'sqlite') await sql`vacuum`.execute(ctx.db);
+    assert.deepEqual(await search(copy.body.priceBook.id, 'enceinte'), ['SCR-4']);
+    await assertIndexExact();
+
     const gone = await ctx.call('DELETE', `/v1/bundles/${option.bundleId}`);
     assert.equal(gone.status, 204, gone.text);
     await assertIndexExact();

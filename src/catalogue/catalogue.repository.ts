@@ -1,5 +1,6 @@
 import { CompiledQuery, PostgresAdapter } from 'kysely';
 import type { Executor } from '../db/database.ts';
+import { named } from '../db/named-statements.ts';
 
 /** Live at `at`: not deleted and start <= at < end. Instants are UTC text with milliseconds: text order is time order. */
 export function isLive(
@@ -197,7 +198,7 @@ const stampReadTexts = new Map<string, string>();
 /**
  * A stamp read, its text made once per shape, with its parameters: `accountId`, `keyId` when there is one, then
  * the ids. Built through the query builder, a warm read spent as much CPU making its statement as pg spent sending
- * it and reading its answer. PostgreSQL takes the ids as one array, so its text is one.
+ * it and reading its answer. PostgreSQL takes the ids as one array, so its text is one, run as a named statement.
  */
 function stampRead<Row>(
   db: Executor,
@@ -220,6 +221,7 @@ function stampRead<Row>(
         : `select "k"."revoked_at", "b"."id", "b"."version", "b"."tree_version" from "api_keys" as "k" ` +
           `left join "bundles" as "b" on "b"."account_id" = ${parameter(1)} and "b"."id" ${ids} ` +
           `where "k"."account_id" = ${parameter(1)} and "k"."id" = ${parameter(2)}`;
+    if (postgres) text = named(text);
     stampReadTexts.set(shape, text);
   }
   const parameters = [accountId, ...(keyId === null ? [] : [keyId]), ...(postgres ? [bundleIds] : bundleIds)];

@@ -4,6 +4,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database, Db, Dialect } from './database.ts';
 import { DatabaseUnavailableError } from './errors.ts';
+import { statementName } from './named-statements.ts';
 import { sqliteDialect } from './sqlite-driver.ts';
 
 export interface DatabaseHandle {
@@ -35,10 +36,21 @@ function redactUrl(url: string): string {
 // PostgreSQL's bigint (count(*)) arrives as text by default; counts here fit in a double.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
 
+/** Runs the texts marked by `named` as named prepared statements; Kysely gives pg only a text and its values. */
+class NamingClient extends pg.Client {
+  // biome-ignore lint/suspicious/noExplicitAny: passes pg's overloaded arguments through as they come
+  override query(...args: any[]): any {
+    const [text, values] = args;
+    const name = typeof text === 'string' ? statementName(text) : undefined;
+    return name === undefined ? super.query(...(args as [string])) : super.query({ name, text, values });
+  }
+}
+
 export function connect(options: ConnectOptions): DatabaseHandle {
   if (options.databaseUrl) {
     const pool = new pg.Pool({
       connectionString: options.databaseUrl,
+      Client: NamingClient,
       max: options.poolSize ?? 10,
       connectionTimeoutMillis: 3000,
       idleTimeoutMillis: 30_000,

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import { loadStamps, loadStampsWithKey } from '../../src/catalogue/catalogue.repository.ts';
+import { connect, type DatabaseHandle } from '../../src/db/connect.ts';
 import type { Db } from '../../src/db/database.ts';
-import { createTestDatabase, dialects, type TestDatabase } from '../helpers/database.ts';
+import { adminQuery, createTestDatabase, dialects, type TestDatabase } from '../helpers/database.ts';
 
 const now = new Date().toISOString();
 
@@ -82,3 +84,73 @@ for (const dialect of dialects) {
     });
   });
 }
+
+describe('the stamp read as a named statement [postgres]', { skip: !dialects.includes('postgres') }, () => {
+  let database: TestDatabase;
+  let name = '';
+  let handle: DatabaseHandle;
+  let lost: Promise<void>;
+  let onLost = () => {};
+
+  before(async () => {
+    database = await createTestDatabase('postgres');
+    name = new URL(database.databaseUrl as string).pathname.slice(1);
+    await seed(database.handle.db);
+    handle = connect({
+      databaseUrl: database.databaseUrl,
+      sqlitePath: ':memory:',
+      poolSize: 1,
+      onPoolError: () => onLost(),
+    });
+  });
+
+  after(async () => {
+    await handle?.db.destroy();
+    await database?.drop();
+  });
+
+  /** The statements the pool's one connection has prepared. */
+  async function prepared(): Promise<string[]> {
+    const { rows } = await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(
+      handle.db,
+    );
+    return rows.map((row) => row.statement);
+  }
+
+  test('is prepared once per connection, again on a new one, and holds when the tables change', async () => {
+    await loadStampsWithKey(handle.db, 'acme', ['a'], 'live');
+    await loadStampsWithKey(handle.db, 'acme', ['a', 'b', 'c'], 'live');
+    const stampReads = (await prepared()).filter((text) => text.includes('"api_keys"'));
+    assert.equal(stampReads.length, 1, 'one statement whatever the count of ids');
+
+    // The connection is cut, as by a restart of the server: the pool drops it and the next read prepares anew.
+    lost = new Promise((resolve) => {
+      onLost = resolve;
+    });
+    await adminQuery(`select pg_terminate_backend(pid) from pg_stat_activity where datname = '${name}'`);
+    await lost;
+    const read = await loadStampsWithKey(handle.db, 'acme', ['a', 'b'], 'live');
+    assert.deepEqual({ ...read, stamps: versions(read.stamps) }, { stamps: ['a@1', 'b@1'], keyLive: true });
+    assert.deepEqual(
+      (await prepared()).filter((text) => text.includes('"api_keys"')),
+      stampReads,
+      'prepared on the new connection',
+    );
+    assert.deepEqual(
+      (await prepared()).filter((text) => text.includes('"api_keys"')),
+      stampReads,
+      'prepared on the new connection',
+    );
+
+    // A migration under a running service: the server plans the statement again for the tables as they now are.
+    await database.handle.db.schema.alterTable('bundles').addColumn('added_later', 'text').execute();
+    await database.handle.db.schema.alterTable('api_keys').dropColumn('name').execute();
+    await database.handle.db.updateTable('bundles').set({ version: 3 }).where('id', '=', 'b').execute();
+    const changed = await loadStampsWithKey(handle.db, 'acme', ['a', 'b'], 'live');
+    assert.deepEqual(
+      { ...changed, stamps: versions(changed.stamps) },
+      { stamps: ['a@1', 'b@3'], keyLive: true },
+    );
+    assert.deepEqual(versions(await loadStamps(handle.db, 'acme', ['b'])), ['b@3']);
+  });
+});

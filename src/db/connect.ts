@@ -38,11 +38,30 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value,
 
 /** Runs the texts marked by `named` as named prepared statements; Kysely gives pg only a text and its values. */
 class NamingClient extends pg.Client {
+  /** Names this connection gave anew to statements the server would no longer run under their first one. */
+  readonly #renamed = new Map<string, string>();
+
   // biome-ignore lint/suspicious/noExplicitAny: passes pg's overloaded arguments through as they come
   override query(...args: any[]): any {
     const [text, values] = args;
     const name = typeof text === 'string' ? statementName(text) : undefined;
-    return name === undefined ? super.query(...(args as [string])) : super.query({ name, text, values });
+    if (name === undefined) return super.query(...(args as [string]));
+    return this.#runNamed(text, values, this.#renamed.get(text) ?? name);
+  }
+
+  async #runNamed(text: string, values: unknown[], name: string): Promise<pg.QueryResult> {
+    try {
+      return await super.query({ name, text, values });
+    } catch (error) {
+      // A migration changed the type of a column the statement selects: the server refuses the statement under
+      // this name on this connection from then on, so it is prepared again under another.
+      if (!(error instanceof Error) || !error.message.includes('cached plan must not change result type'))
+        throw error;
+      const renamed = `${statementName(text)}_${this.#renamed.size + 1}`;
+      this.#renamed.set(text, renamed);
+      await super.query(`deallocate ${name}`);
+      return super.query({ name: renamed, text, values });
+    }
   }
 }
 

@@ -152,5 +152,20 @@ describe('the stamp read as a named statement [postgres]', { skip: !dialects.inc
       { stamps: ['a@1', 'b@3'], keyLive: true },
     );
     assert.deepEqual(versions(await loadStamps(handle.db, 'acme', ['b'])), ['b@3']);
+
+    // A column it selects changes type: the server will not run the statement under its name again on this
+    // connection, so it is prepared anew under another, at once and for the reads after.
+    await database.handle.db.schema
+      .alterTable('bundles')
+      .alterColumn('version', (column) => column.setDataType('bigint'))
+      .execute();
+    for (let i = 0; i < 3; i++) {
+      const retyped = await loadStampsWithKey(handle.db, 'acme', ['a', 'b'], 'live');
+      assert.deepEqual(
+        { ...retyped, stamps: versions(retyped.stamps) },
+        { stamps: ['a@1', 'b@3'], keyLive: true },
+      );
+      assert.deepEqual(versions(await loadStamps(handle.db, 'acme', ['b'])), ['b@3']);
+    }
   });
 });

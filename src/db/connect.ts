@@ -4,6 +4,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database, Db, Dialect } from './database.ts';
 import { DatabaseUnavailableError } from './errors.ts';
+import { statementName } from './named-statements.ts';
 import { sqliteDialect } from './sqlite-driver.ts';
 
 export interface DatabaseHandle {
@@ -35,10 +36,40 @@ function redactUrl(url: string): string {
 // PostgreSQL's bigint (count(*)) arrives as text by default; counts here fit in a double.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
 
+/** Runs the texts marked by `named` as named prepared statements; Kysely gives pg only a text and its values. */
+class NamingClient extends pg.Client {
+  /** Names this connection gave anew to statements the server would no longer run under their first one. */
+  readonly #renamed = new Map<string, string>();
+
+  // biome-ignore lint/suspicious/noExplicitAny: passes pg's overloaded arguments through as they come
+  override query(...args: any[]): any {
+    const [text, values] = args;
+    const name = typeof text === 'string' ? statementName(text) : undefined;
+    if (name === undefined) return super.query(...(args as [string]));
+    return this.#runNamed(text, values, this.#renamed.get(text) ?? name);
+  }
+
+  async #runNamed(text: string, values: unknown[], name: string): Promise<pg.QueryResult> {
+    try {
+      return await super.query({ name, text, values });
+    } catch (error) {
+      // A migration changed the type of a column the statement selects: the server refuses the statement under
+      // this name on this connection from then on, so it is prepared again under another.
+      if (!(error instanceof Error) || !error.message.includes('cached plan must not change result type'))
+        throw error;
+      const renamed = `${statementName(text)}_${this.#renamed.size + 1}`;
+      this.#renamed.set(text, renamed);
+      await super.query(`deallocate ${name}`);
+      return super.query({ name: renamed, text, values });
+    }
+  }
+}
+
 export function connect(options: ConnectOptions): DatabaseHandle {
   if (options.databaseUrl) {
     const pool = new pg.Pool({
       connectionString: options.databaseUrl,
+      Client: NamingClient,
       max: options.poolSize ?? 10,
       connectionTimeoutMillis: 3000,
       idleTimeoutMillis: 30_000,

@@ -74,6 +74,8 @@ describe('losing PostgreSQL and getting it back [postgres]', { skip: !dialects.i
       if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
     }
     assert.equal(status, 200, 'service resumes without a restart');
+    // Its statement was prepared on connections that are gone: the new ones prepare it again.
+    assert.equal((await get(details)).status, 200);
     assert.equal((await get('/readyz', false)).status, 200);
     assert.ok(
       server.logs().some((line) => line.msg === 'database connection lost'),

@@ -4,8 +4,7 @@
  * 0010), so that one statement finds, counts and pages the matches on either database: JavaScript's toLowerCase
  * folds all of Unicode the same everywhere, where SQLite's lower() folds ASCII only and PostgreSQL's follows the
  * database's locale. The texts are joined by U+001F (the unit separator), which no one types: a `q` holding it is
- * the one case where a match could span two texts. SQLite indexes the text in an FTS5 table of its trigrams
- * (migration 0011), PostgreSQL with pg_trgm (migration 0010).
+ * the one case where a match could span two texts.
  */
 const separator = '\u001f';
 
@@ -18,15 +17,4 @@ export function searchTextOf(productId: string, properties: string): string {
 /** A LIKE pattern (escaped with a backslash) matching the search texts that hold `q`, case-insensitively. */
 export function searchPattern(q: string): string {
   return `%${q.toLowerCase().replace(/[\\%_]/g, '\\$&')}%`;
-}
-
-/**
- * The FTS5 query that finds, through SQLite's trigram index, the search texts holding `q`: one quoted phrase, its
- * trigrams in a row, every character in it literal. Undefined when `q` folds to fewer than three characters (not
- * UTF-16 units: the tokenizer counts characters), which have no trigram to look up.
- */
-export function searchTrigrams(q: string): string | undefined {
-  const needle = q.toLowerCase();
-  if ([...needle].length < 3) return undefined;
-  return `"${needle.replaceAll('"', '""')}"`;
 }

@@ -1,11 +1,4 @@
-import {
-  type Insertable,
-  PostgresAdapter,
-  type QueryCreator,
-  type Selectable,
-  sql,
-  type Updateable,
-} from 'kysely';
+import { type Insertable, PostgresAdapter, type Selectable, sql, type Updateable } from 'kysely';
 import { jsonArrayFrom as postgresJsonArray } from 'kysely/helpers/postgres';
 import { jsonArrayFrom as sqliteJsonArray } from 'kysely/helpers/sqlite';
 import { toAdjustment, toPrice } from '../catalogue/stored-prices.ts';
@@ -17,7 +10,7 @@ import type {
   PriceBooksTable,
   ProductVariantsTable,
 } from '../db/database.ts';
-import { searchPattern, searchTrigrams } from '../db/search-text.ts';
+import { searchPattern } from '../db/search-text.ts';
 import type { CurrencyPrices, PriceBook, PricedProduct, PricedProductsPage } from './price-books.schemas.ts';
 
 export type PriceBookRow = Selectable<PriceBooksTable>;
@@ -192,14 +185,6 @@ export async function listEntries(
   return query.orderBy('p.display_order').orderBy('p.id').execute();
 }
 
-/**
- * How many texts holding `q` SQLite reads at most through its trigram index before it reads the book's entries
- * instead. Each costs a few entries' worth (a read of the index, a product and an entry looked up), so a `q` that
- * common is found faster among the entries of any book but a large one, and this bounds what a search of a small
- * book pays for reading them first; a `q` naming a product is found through the index in a book of any size.
- */
-export const fewMatches = 250;
-
 export interface PricedProductsSearch {
   q: string;
   currency: string | undefined;
@@ -220,7 +205,6 @@ export async function searchEntries(
   search: PricedProductsSearch,
 ): Promise<PricedProductsPage | undefined> {
   const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
-  const trigrams = searchTrigrams(search.q);
   const rows = await db
     .with('book', (qb) =>
       qb
@@ -229,51 +213,30 @@ export async function searchEntries(
         .where('account_id', '=', accountId)
         .where('id', '=', priceBookId),
     )
-    // SQLite has no statistics to choose by, so the statement chooses for it. When `q` has trigrams, it reads up
-    // to `fewMatches` texts of the whole database holding them through its trigram index (hits); if that was all
-    // of them, it looks each product up by rowid and keeps it if it is the book's option's, and otherwise it reads
-    // the option's products in display order, as many as the book has. Either way each is then looked up among
-    // the book's entries, in an order its cross joins impose, and the LIKE decides the match. PostgreSQL chooses
-    // its own order; it is given the book's id alone, not the book's option (a value read from another row is
-    // planned as an average), so it can weigh the book's size against what the trigram index says about `q`.
-    // Materialized: the count and the page read it once.
+    // SQLite has no statistics and no index for a substring: it reads the option's products in display order, each
+    // looked up among the book's entries, an order its cross joins impose. PostgreSQL chooses its own order; it is
+    // given the book's id alone, not the book's option (a value read from another row is planned as an average),
+    // so it can weigh the book's size against what the trigram index says about `q`. Materialized: the count and
+    // the page read it once.
     .with(
       (cte) => cte('matches').materialized(),
-      (qb) => {
-        const found = (from: QueryCreator<Database>, through: 'hits' | 'option') =>
-          from
-            .selectFrom('price_books as b')
-            .$if(through === 'hits', (qb) =>
-              qb.crossJoin(sql<{ rowid: number }>`hits`.as('h')).where(sql<boolean>`p.rowid = h.rowid`),
-            )
-            .crossJoin('option_products as p')
-            .crossJoin('price_book_products as e')
-            .select(['p.product_id', 'p.display_order', 'p.id', 'e.allow_unit_price_editing'])
-            .where('b.account_id', '=', accountId)
-            .where('b.id', '=', priceBookId)
-            .where('p.account_id', '=', accountId)
-            .$if(!postgres, (qb) => qb.whereRef('p.option_id', '=', 'b.bundle_option_id'))
-            .where('e.account_id', '=', accountId)
-            .where('e.price_book_id', '=', priceBookId)
-            .whereRef('e.option_id', '=', 'p.option_id')
-            .whereRef('e.product_id', '=', 'p.product_id')
-            .$if(search.q !== '', (qb) =>
-              qb.where(sql<boolean>`p.search_text like ${searchPattern(search.q)} escape '\\'`),
-            );
-        if (postgres || trigrams === undefined) return found(qb, 'option');
-        const withHits = qb.with(
-          (cte) => cte('hits').materialized(),
-          (qb) =>
-            qb
-              .selectFrom(sql<{ rowid: number }>`option_products_search(${trigrams})`.as('t'))
-              .select('t.rowid')
-              .limit(fewMatches),
-        );
-        const few = sql<boolean>`(select count(*) from hits) < ${fewMatches}`;
-        return found(withHits, 'hits')
-          .where(few)
-          .unionAll(found(qb, 'option').where((eb) => eb.not(few)));
-      },
+      (qb) =>
+        qb
+          .selectFrom('price_books as b')
+          .crossJoin('option_products as p')
+          .crossJoin('price_book_products as e')
+          .select(['p.product_id', 'p.display_order', 'p.id', 'e.allow_unit_price_editing'])
+          .where('b.account_id', '=', accountId)
+          .where('b.id', '=', priceBookId)
+          .where('p.account_id', '=', accountId)
+          .$if(!postgres, (qb) => qb.whereRef('p.option_id', '=', 'b.bundle_option_id'))
+          .where('e.account_id', '=', accountId)
+          .where('e.price_book_id', '=', priceBookId)
+          .whereRef('e.option_id', '=', 'p.option_id')
+          .whereRef('e.product_id', '=', 'p.product_id')
+          .$if(search.q !== '', (qb) =>
+            qb.where(sql<boolean>`p.search_text like ${searchPattern(search.q)} escape '\\'`),
+          ),
     )
     .with('page', (qb) =>
       qb

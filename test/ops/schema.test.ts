@@ -47,11 +47,8 @@ async function postgresKeys(database: TestDatabase): Promise<Key[]> {
 async function sqliteKeys(database: TestDatabase): Promise<Key[]> {
   const { db } = database.handle;
   const keys: Key[] = [];
-  // Ordinary tables: an FTS5 index's own tables (shadow) are keyed by SQLite, and reached through its rows' rowids.
   const tables = await sql<{ name: string }>`
-    select name from pragma_table_list where schema = 'main' and type = 'table' and name not like 'sqlite_%'`.execute(
-    db,
-  );
+    select name from sqlite_master where type = 'table' and name not like 'sqlite_%'`.execute(db);
   for (const { name: table } of tables.rows) {
     const indexes = await sql<{ name: string; unique: number; origin: string }>`
       select name, "unique", origin from pragma_index_list(${table})`.execute(db);

@@ -154,18 +154,19 @@ export async function insertBatch<T extends keyof Database & string>(
   for (; start < rows.length; start++) await insert(start, 1);
 }
 
-/**
- * On PostgreSQL, fresh statistics for those tables whose statistics count fewer rows than `written` says this
- * transaction just wrote into them, taken in the transaction (which sees its own rows). PostgreSQL plans a foreign
- * key's check and a trigger's statements once per connection: on tables its statistics call empty or never
- * measured, as in a fresh database's first apply, those plans walk an index of every option of the account for
- * each row checked, and the apply slows as it grows (1,000 bundles: ~20 s, ~7 s with statistics). Only such
- * tables: ANALYZE takes a lock that another ANALYZE of the table waits for, and an account already of this size
- * has the statistics. SQLite plans each statement as it is prepared.
- */
 /** How far the rows written may outgrow what a table's statistics count before they are taken again. */
 const STALE_FACTOR = 4;
 
+/**
+ * On PostgreSQL, fresh statistics for the tables whose statistics count fewer than a quarter of the rows `written`
+ * says this transaction has written into them, taken in the transaction (which sees its own rows). PostgreSQL plans
+ * a foreign key's check and a trigger's statements once per connection: on tables its statistics call empty or
+ * never measured, as in a fresh database's first apply, those plans walk an index of every option of the account
+ * for each row checked, and the apply slows as it grows (1,000 bundles: ~20 s, ~9 s with statistics). Taken again
+ * as the tables grow fourfold, since plans made for the first batch's few rows are as wrong for the hundred-
+ * thousandth. Only such tables: ANALYZE takes a lock that another ANALYZE of the table waits for, and an account
+ * already of this size has the statistics. SQLite plans each statement as it is prepared.
+ */
 export async function refreshSmallStatistics(
   tx: Executor,
   written: ReadonlyMap<string, number>,

@@ -1,7 +1,8 @@
-import type { Executor } from '../db/database.ts';
+import type { Db } from '../db/database.ts';
 import type { Coding } from '../http/compression.ts';
 import type { UnconfirmedKey } from '../keys/keys.service.ts';
 import { type CatalogueRows, loadStamps, loadStampsWithKey } from './catalogue.repository.ts';
+import { SharedReads } from './shared-reads.ts';
 
 /** Something built from some bundles at one moment, and what tells whether it still holds. */
 export interface Stamped {
@@ -47,9 +48,15 @@ export class StampedCache<T extends Stamped> {
   /** Reads answered from an entry, and reads that had to build one (for /metrics). */
   hits = 0;
   misses = 0;
+  /** The stamp checks of requests for the same bundles with the same key, shared when they come at once. */
+  readonly stampReads = new SharedReads<{ stamps: Map<string, string>; keyLive: boolean }>();
 
   constructor(maxBytes: number) {
     this.#maxBytes = maxBytes;
+  }
+
+  get sharedStampChecks(): number {
+    return this.stampReads.shared;
   }
 
   get bytes(): number {
@@ -135,10 +142,11 @@ export function nextBoundary(books: CatalogueRows['books'], at: string): number 
  * catalogue: the bundles' stamps are read in one statement, outside any transaction, so a hit costs no more;
  * `build` reads the data and its stamps in one snapshot (see StampedCache.through), and the entry lasts until the
  * next effective-date boundary of a book it involves. A request's `key` not yet confirmed is confirmed by the same
- * statement, before anything is answered or built: a warm read is that one statement.
+ * statement, before anything is answered or built: a warm read is that one statement, or a share of it, since
+ * requests for the same bundles with the same key that come while one is under way share the next (SharedReads).
  */
 export async function throughStamps<T extends Stamped>(
-  db: Executor,
+  db: Db,
   cache: StampedCache<T>,
   accountId: string,
   presented: UnconfirmedKey | null,
@@ -150,13 +158,15 @@ export async function throughStamps<T extends Stamped>(
     stamps: Map<string, string>;
   }>,
 ): Promise<{ entry: T; at: string }> {
-  let stamps: Map<string, string>;
-  if (presented === null) stamps = await loadStamps(db, accountId, bundleIds);
-  else {
-    const read = await loadStampsWithKey(db, accountId, bundleIds, presented.id);
-    presented.confirm(read.keyLive);
-    stamps = read.stamps;
-  }
+  const keyId = presented?.id ?? null;
+  const { stamps, keyLive } = await cache.stampReads.read(
+    JSON.stringify([accountId, keyId, bundleIds]),
+    async () =>
+      keyId === null
+        ? { stamps: await loadStamps(db, accountId, bundleIds), keyLive: true }
+        : loadStampsWithKey(db, accountId, bundleIds, keyId),
+  );
+  presented?.confirm(keyLive);
   const now = Date.now();
   const at = new Date(now).toISOString();
   const entry = await cache.through(key, stamps, now, async () => {

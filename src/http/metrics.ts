@@ -9,6 +9,8 @@ import type { AnswerGate } from './heavy-answers.ts';
 export interface WatchedCache {
   readonly hits: number;
   readonly misses: number;
+  /** Stamp checks that requests joined instead of making their own (SharedReads). */
+  readonly sharedStampChecks: number;
   readonly bytes: number;
   readonly size: number;
 }
@@ -98,6 +100,11 @@ export function registerMetrics(
     'cpq_cache_misses_total',
     'Answers a cache did not hold, or held stale, and had built',
     (c) => c.misses,
+  );
+  cacheCounter(
+    'cpq_cache_shared_stamp_checks_total',
+    'Requests whose stamp check was one made for other requests for the same bundles at the same moment',
+    (c) => c.sharedStampChecks,
   );
   cacheGauge('cpq_cache_bytes', 'Bytes a cache holds, by its own estimate', (c) => c.bytes);
   cacheGauge('cpq_cache_entries', 'Entries a cache holds', (c) => c.size);

@@ -244,4 +244,34 @@ describeEachDatabase('bundle details cache across instances', (ctx) => {
     assert.notEqual(changed.headers.etag, tag);
     assert.deepEqual(changed.body.bundles[0].included[0].products[1].standardPrice, { EUR: null, USD: 5 });
   });
+
+  // B's requests for one bundle arrive together, as a load balancer's would: most share a stamp check (SharedReads)
+  // while one is under way. A write through A lands in the middle of them, and the read sent through B once A has
+  // answered must see it, however many checks B has under way or waiting.
+  test('requests at once through B share stamp checks, and a write through A still shows at once', async () => {
+    const { bundle, base } = await pricedBundle();
+    const query = { bundleIds: bundle.id };
+    const warm = await readB(query);
+    const together = 40;
+    for (let price = 1; price <= 5; price++) {
+      counted.take();
+      const crowd = Array.from({ length: together }, () =>
+        callApp(other, ctx.key, 'GET', '/v1/bundles-details', { query }),
+      );
+      await write('PUT', `/v1/pricebooks/${base.priceBookId}/prices`, [
+        { productId: 'BASE-L', currency: 'USD', standardPrice: price },
+      ]);
+      const after = await callApp(other, ctx.key, 'GET', '/v1/bundles-details', { query });
+      assert.deepEqual(after.body.bundles[0].included[0].products[1].standardPrice, {
+        EUR: null,
+        USD: price,
+      });
+      for (const read of await Promise.all(crowd)) assert.equal(read.status, 200);
+      if (price === 1) {
+        const statements = counted.take();
+        assert.ok(statements < together, `${together + 1} requests, ${statements} statements`);
+      }
+    }
+    assert.notEqual(warm.headers.etag, (await readB(query)).headers.etag);
+  });
 });

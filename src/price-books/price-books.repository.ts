@@ -11,6 +11,7 @@ import type {
   ProductVariantsTable,
 } from '../db/database.ts';
 import { searchPattern } from '../db/search-text.ts';
+import { shapedStatement } from '../db/shaped-statements.ts';
 import type { CurrencyPrices, PriceBook, PricedProduct, PricedProductsPage } from './price-books.schemas.ts';
 
 export type PriceBookRow = Selectable<PriceBooksTable>;
@@ -192,90 +193,161 @@ export interface PricedProductsSearch {
   offset: number;
 }
 
+interface SearchValues extends Record<string, unknown> {
+  accountId: string;
+  keyId: string;
+  priceBookId: string;
+  pattern: string | null;
+  currency: string | null;
+  limit: number;
+  offset: number;
+}
+
+/**
+ * Up to how many entries a book is searched by a plan made once (PostgreSQL's generic plan of a prepared
+ * statement), which reads the book's entries one by one. Planning a search anew costs about as much as reading
+ * this many; a larger book is planned for each search, so that a `q` naming a few products is found through the
+ * trigram index, whatever the book's size.
+ */
+const ENTRIES_FOR_ONE_PLAN = 500;
+
+/** Books found no larger than ENTRIES_FOR_ONE_PLAN by their last search here, by account and id; the oldest go. */
+const smallBooks = new Set<string>();
+const SMALL_BOOKS_KEPT = 10_000;
+
+const searchStatement = shapedStatement(
+  (values: SearchValues) => ({ q: values.pattern !== null, currency: values.currency !== null }),
+  (db, slot, shape) => {
+    const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+    return (
+      db
+        .with('book', (qb) =>
+          qb
+            .selectFrom('price_books')
+            .select(['id', 'is_deleted'])
+            .where('account_id', '=', slot.accountId)
+            .where('id', '=', slot.priceBookId),
+        )
+        // SQLite has no statistics and no index for a substring: it reads the option's products in display order,
+        // each looked up among the book's entries, an order its cross joins impose. PostgreSQL chooses its own
+        // order; it is given the book's id alone, not the book's option (a value read from another row is planned
+        // as an average), so it can weigh the book's size against what the trigram index says about `q`.
+        // Materialized: the count and the page read it once.
+        .with(
+          (cte) => cte('matches').materialized(),
+          (qb) =>
+            qb
+              .selectFrom('price_books as b')
+              .crossJoin('option_products as p')
+              .crossJoin('price_book_products as e')
+              .select(['p.product_id', 'p.display_order', 'p.id', 'e.allow_unit_price_editing'])
+              .where('b.account_id', '=', slot.accountId)
+              .where('b.id', '=', slot.priceBookId)
+              .where('p.account_id', '=', slot.accountId)
+              .$if(!postgres, (qb) => qb.whereRef('p.option_id', '=', 'b.bundle_option_id'))
+              .where('e.account_id', '=', slot.accountId)
+              .where('e.price_book_id', '=', slot.priceBookId)
+              .whereRef('e.option_id', '=', 'p.option_id')
+              .whereRef('e.product_id', '=', 'p.product_id')
+              .$if(shape.q, (qb) => qb.where(sql<boolean>`p.search_text like ${slot.pattern} escape '\\'`)),
+        )
+        .with('page', (qb) =>
+          qb
+            .selectFrom('matches')
+            .selectAll()
+            .orderBy('display_order')
+            .orderBy('id')
+            .limit(slot.limit)
+            .offset(slot.offset),
+        )
+        // From the key's row, so that the statement also says whether the key is still live, and answers for a
+        // book that is not found.
+        .selectFrom('api_keys as k')
+        .leftJoin('book as b', (join) => join.onTrue())
+        .leftJoin('page as m', (join) => join.onTrue())
+        // Properties are read for the page only: a broad `q` matches much of a large book.
+        .leftJoin('option_products as p', (join) =>
+          join.on('p.account_id', '=', slot.accountId).onRef('p.id', '=', 'm.id'),
+        )
+        .select((eb) => {
+          const prices = eb
+            .selectFrom('price_book_prices as pr')
+            .select(['pr.currency', 'pr.standard_price', 'pr.list_price', 'pr.adjustment'])
+            .where('pr.account_id', '=', slot.accountId)
+            .whereRef('pr.price_book_id', '=', 'b.id')
+            .whereRef('pr.product_id', '=', 'm.product_id')
+            .$if(shape.currency, (qb) => qb.where('pr.currency', '=', slot.currency));
+          const entries = eb
+            .selectFrom((inner) =>
+              inner
+                .selectFrom('price_book_products')
+                .select('product_id')
+                .where('account_id', '=', slot.accountId)
+                .where('price_book_id', '=', slot.priceBookId)
+                .limit(ENTRIES_FOR_ONE_PLAN + 1)
+                .as('counted'),
+            )
+            .select(eb.fn.countAll<number>().as('n'));
+          return [
+            'k.revoked_at',
+            'b.id as book_id',
+            'b.is_deleted',
+            eb.selectFrom('matches').select(eb.fn.countAll().as('n')).as('total'),
+            entries.as('entries'),
+            'm.product_id',
+            'p.properties',
+            'm.allow_unit_price_editing',
+            (postgres ? postgresJsonArray(prices) : sqliteJsonArray(prices)).as('prices'),
+          ];
+        })
+        .where('k.account_id', '=', slot.accountId)
+        .where('k.id', '=', slot.keyId)
+        .orderBy('m.display_order')
+        .orderBy('m.id')
+    );
+  },
+);
+
 /**
  * One page of a book's entries whose search text holds `q`, in the option's product order, with their prices and
- * the number of matches, in one statement: undefined when the account has no such book, no matches when it is
- * deleted (its entries are read all the same: deleted books are rarely searched). A row per entry of the page,
- * its prices a JSON array; the book's row alone when the page is empty.
+ * the number of matches, and whether the account's key `keyId` is still live, in one statement. The page is
+ * undefined when the account has no such book, and has no matches when it is deleted (its entries are read all
+ * the same: deleted books are rarely searched). A row per entry of the page, its prices a JSON array; one row
+ * with the book's alone when the page is empty; none when the key is gone.
  */
 export async function searchEntries(
   db: Executor,
   accountId: string,
+  keyId: string,
   priceBookId: string,
   search: PricedProductsSearch,
-): Promise<PricedProductsPage | undefined> {
-  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
-  const rows = await db
-    .with('book', (qb) =>
-      qb
-        .selectFrom('price_books')
-        .select(['id', 'is_deleted'])
-        .where('account_id', '=', accountId)
-        .where('id', '=', priceBookId),
-    )
-    // SQLite has no statistics and no index for a substring: it reads the option's products in display order, each
-    // looked up among the book's entries, an order its cross joins impose. PostgreSQL chooses its own order; it is
-    // given the book's id alone, not the book's option (a value read from another row is planned as an average),
-    // so it can weigh the book's size against what the trigram index says about `q`. Materialized: the count and
-    // the page read it once.
-    .with(
-      (cte) => cte('matches').materialized(),
-      (qb) =>
-        qb
-          .selectFrom('price_books as b')
-          .crossJoin('option_products as p')
-          .crossJoin('price_book_products as e')
-          .select(['p.product_id', 'p.display_order', 'p.id', 'e.allow_unit_price_editing'])
-          .where('b.account_id', '=', accountId)
-          .where('b.id', '=', priceBookId)
-          .where('p.account_id', '=', accountId)
-          .$if(!postgres, (qb) => qb.whereRef('p.option_id', '=', 'b.bundle_option_id'))
-          .where('e.account_id', '=', accountId)
-          .where('e.price_book_id', '=', priceBookId)
-          .whereRef('e.option_id', '=', 'p.option_id')
-          .whereRef('e.product_id', '=', 'p.product_id')
-          .$if(search.q !== '', (qb) =>
-            qb.where(sql<boolean>`p.search_text like ${searchPattern(search.q)} escape '\\'`),
-          ),
-    )
-    .with('page', (qb) =>
-      qb
-        .selectFrom('matches')
-        .selectAll()
-        .orderBy('display_order')
-        .orderBy('id')
-        .limit(search.limit)
-        .offset(search.offset),
-    )
-    .selectFrom('book as b')
-    .leftJoin('page as m', (join) => join.onTrue())
-    // Properties are read for the page only: a broad `q` matches much of a large book.
-    .leftJoin('option_products as p', (join) =>
-      join.on('p.account_id', '=', accountId).onRef('p.id', '=', 'm.id'),
-    )
-    .select((eb) => {
-      const prices = eb
-        .selectFrom('price_book_prices as pr')
-        .select(['pr.currency', 'pr.standard_price', 'pr.list_price', 'pr.adjustment'])
-        .where('pr.account_id', '=', accountId)
-        .whereRef('pr.price_book_id', '=', 'b.id')
-        .whereRef('pr.product_id', '=', 'm.product_id')
-        .$if(search.currency !== undefined, (qb) => qb.where('pr.currency', '=', search.currency as string));
-      return [
-        'b.is_deleted',
-        eb.selectFrom('matches').select(eb.fn.countAll().as('n')).as('total'),
-        'm.product_id',
-        'p.properties',
-        'm.allow_unit_price_editing',
-        (postgres ? postgresJsonArray(prices) : sqliteJsonArray(prices)).as('prices'),
-      ];
-    })
-    .orderBy('m.display_order')
-    .orderBy('m.id')
-    .execute();
+): Promise<{ keyLive: boolean; page: PricedProductsPage | undefined }> {
+  const book = `${accountId}\n${priceBookId}`;
+  const { rows } = await db.executeQuery(
+    searchStatement(
+      db,
+      {
+        accountId,
+        keyId,
+        priceBookId,
+        pattern: search.q === '' ? null : searchPattern(search.q),
+        currency: search.currency ?? null,
+        limit: search.limit,
+        offset: search.offset,
+      },
+      { prepared: smallBooks.has(book) },
+    ),
+  );
   const [first] = rows;
-  if (!first) return undefined;
-  if (first.is_deleted) return { total: 0, results: [] };
+  if (!first) return { keyLive: false, page: undefined };
+  const keyLive = first.revoked_at === null;
+  if (first.book_id === null) return { keyLive, page: undefined };
+  smallBooks.delete(book);
+  if (Number(first.entries) <= ENTRIES_FOR_ONE_PLAN) {
+    smallBooks.add(book);
+    if (smallBooks.size > SMALL_BOOKS_KEPT) smallBooks.delete(smallBooks.values().next().value as string);
+  }
+  if (first.is_deleted) return { keyLive, page: { total: 0, results: [] } };
   const results: PricedProduct[] = [];
   for (const row of rows) {
     if (row.product_id === null || row.properties === null || row.allow_unit_price_editing === null) continue;
@@ -289,7 +361,7 @@ export async function searchEntries(
     };
     results.push(toPricedProduct(entry, stored));
   }
-  return { total: Number(first.total), results };
+  return { keyLive, page: { total: Number(first.total), results } };
 }
 
 /** A product's price row in one currency, with its entry's flag; none when either is missing. */

@@ -224,6 +224,7 @@ export const priceBooksRoutes: Routes = async (app, { db }) => {
   app.get(
     '/pricebooks/:priceBookId/pricedProducts',
     {
+      config: { keyConfirmedByRead: true },
       schema: {
         operationId: 'searchPricedProducts',
         summary: 'Search the products in a price book, with their prices',
@@ -239,7 +240,13 @@ export const priceBooksRoutes: Routes = async (app, { db }) => {
       },
     },
     async (request) =>
-      searchPricedProducts(db, request.account.id, request.params.priceBookId, request.query),
+      searchPricedProducts(
+        db,
+        request.account,
+        request.unconfirmedKey,
+        request.params.priceBookId,
+        request.query,
+      ),
   );
 
   app.get(

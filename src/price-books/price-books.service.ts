@@ -5,6 +5,7 @@ import { readSnapshot } from '../db/snapshot.ts';
 import { recordEvent } from '../events/events.service.ts';
 import { decodeNextKey, encodeNextKey } from '../http/next-key.ts';
 import { newId } from '../ids.ts';
+import type { Account, UnconfirmedKey } from '../keys/keys.service.ts';
 import { updateOptionRow } from '../options/options.repository.ts';
 import type { Adjustment } from '../pricing/adjustment.schema.ts';
 import { validateAdjustment } from '../pricing/adjustments.ts';
@@ -567,19 +568,24 @@ export async function deleteAdjustment(
   });
 }
 
-/** One statement (src/db/search-text.ts says what `q` matches and why it is matched against stored text). */
+/**
+ * One statement, which also confirms the request's `key` when it is unconfirmed (src/db/search-text.ts says what
+ * `q` matches and why it is matched against stored text).
+ */
 export async function searchPricedProducts(
   db: Db,
-  accountId: string,
+  account: Account,
+  key: UnconfirmedKey | null,
   id: string,
   query: PricedProductsQuery,
 ): Promise<PricedProductsPage> {
-  const page = await searchEntries(db, accountId, id, {
+  const { keyLive, page } = await searchEntries(db, account.id, account.keyId, id, {
     q: query.q ?? '',
     currency: query.currency,
     limit: query.limit ?? 25,
     offset: query.offset ?? 0,
   });
+  key?.confirm(keyLive);
   if (!page) throw notFound('Price book', id);
   return page;
 }

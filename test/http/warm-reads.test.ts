@@ -18,6 +18,7 @@ import { countingQueries } from '../helpers/query-counter.ts';
 type Json = any;
 
 const missingId = 'bnd_01M7Z4FGHN62EHBXHK2BWGA38Q';
+const missingBookId = 'pb_01M7Z4FGHN62EHBXHK2BWGA38Q';
 
 /** A bundle priced in USD in both its options, and what each cached read asks of it. */
 async function pricedBundle(ctx: Parameters<typeof createBundle>[0]) {
@@ -121,6 +122,14 @@ describeEachDatabase('statements per warm request', (ctx) => {
     );
   });
 
+  test('a price book search: one statement, the key confirmed in it, for a book found or not', async () => {
+    const search = (id: string, query: Record<string, string> = {}) =>
+      warm('GET', `/v1/pricebooks/${id}/pricedProducts`, { query }, id === missingBookId ? 404 : 200);
+    assert.equal(await search(priced.base.priceBookId), 1);
+    assert.equal(await search(priced.base.priceBookId, { q: 'base', currency: 'USD', limit: '1' }), 1);
+    assert.equal(await search(missingBookId), 1, 'nothing found: the key is still read');
+  });
+
   test('routes whose read does not confirm the key look it up first, as before', async () => {
     assert.equal(await warm('GET', '/v1/keys/current', {}), 1, 'the lookup alone');
     // The list's own statement after the lookup.
@@ -219,6 +228,8 @@ describeEachDatabase('a revoked key across instances', (ctx) => {
         () => ({ body: { ...priced.quote, at: '2030-01-01T00:00:00Z' } }),
       ],
       ['a list', 'GET', '/v1/bundles', () => ({})],
+      ['a search', 'GET', `/v1/pricebooks/${priced.base.priceBookId}/pricedProducts`, () => ({})],
+      ['a search, a missing book', 'GET', `/v1/pricebooks/${missingBookId}/pricedProducts`, () => ({})],
     ];
     const apps = { A: ctx.app, B: other };
     const tags = new Map<App, string>();

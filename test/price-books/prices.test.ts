@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { type Account, authenticate, KnownKeys } from '../../src/keys/keys.service.ts';
 import { putPrices, searchPricedProducts } from '../../src/price-books/price-books.service.ts';
 import { describeEachDatabase } from '../helpers/app.ts';
 import { createBundle } from '../helpers/factories.ts';
@@ -529,10 +530,15 @@ describeEachDatabase('priced products search', (ctx) => {
     assert.equal(filtered.body.results.length, 1);
   });
 
-  test('a search is one statement (the book, the count, the page’s entries and prices)', async () => {
+  test('a search is one statement (the key, the book, the count, the page’s entries and prices)', async () => {
     const counted = countingQueries(ctx.db);
     const id = url.split('/').at(-1) ?? '';
-    const page = await searchPricedProducts(counted.db, 'acme', id, { q: 'écran', limit: 1, offset: 1 });
+    const account = (await authenticate(ctx.db, ctx.key, new KnownKeys())) as Account;
+    const page = await searchPricedProducts(counted.db, account, null, id, {
+      q: 'écran',
+      limit: 1,
+      offset: 1,
+    });
     assert.deepEqual(
       page.results.map((r) => r.productId),
       ['mon-24'],

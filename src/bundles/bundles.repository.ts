@@ -1,5 +1,6 @@
 import type { Selectable, Updateable } from 'kysely';
 import type { BundlesTable, Executor } from '../db/database.ts';
+import { shapedStatement } from '../db/shaped-statements.ts';
 import type { Bundle } from './bundles.schemas.ts';
 
 export type BundleRow = Selectable<BundlesTable>;
@@ -122,14 +123,62 @@ export function bundlePageQuery(db: Executor, accountId: string, page: PageReque
   return query.orderBy('id').limit(page.limit);
 }
 
+interface PageValues extends Record<string, unknown> {
+  accountId: string;
+  keyId: string;
+  afterId: string | null;
+  isActive: boolean | undefined;
+  productId: string | undefined;
+  limit: number;
+}
+
+/** The page, from the key's row: the statement also says whether the key is still live, on an empty page too. */
+const pageWithKey = shapedStatement(
+  (values: PageValues) => ({
+    after: values.afterId !== null,
+    isActive: values.isActive !== undefined,
+    productId: values.productId !== undefined,
+  }),
+  (db, slot, shape) =>
+    db
+      .selectFrom('api_keys as k')
+      .leftJoin(
+        bundlePageQuery(db, slot.accountId, {
+          afterId: shape.after ? slot.afterId : null,
+          isActive: shape.isActive ? slot.isActive : undefined,
+          productId: shape.productId ? slot.productId : undefined,
+          limit: slot.limit,
+        }).as('b'),
+        (join) => join.onTrue(),
+      )
+      .select('k.revoked_at')
+      .selectAll('b')
+      .where('k.account_id', '=', slot.accountId)
+      .where('k.id', '=', slot.keyId)
+      .orderBy('b.id'),
+);
+
+/** A page of bundles (bundlePageQuery), and whether the account's key `keyId` is still live, in one statement. */
 export async function listBundlesAfter(
   db: Executor,
   accountId: string,
+  keyId: string,
   page: PageRequest,
-): Promise<{ row: BundleRow; counts: OptionCounts }[]> {
-  const rows = await bundlePageQuery(db, accountId, page).execute();
-  return rows.map(({ included_options, add_on_options, ...row }) => ({
-    row,
-    counts: { included: Number(included_options), addOn: Number(add_on_options) },
-  }));
+): Promise<{ keyLive: boolean; rows: { row: BundleRow; counts: OptionCounts }[] }> {
+  // One plan suits every page: a range of an index in id order, up to the limit.
+  const { rows } = await db.executeQuery(pageWithKey(db, { accountId, keyId, ...page }, { prepared: true }));
+  const [first] = rows;
+  return {
+    keyLive: first !== undefined && first.revoked_at === null,
+    rows: rows.flatMap(({ revoked_at, included_options, add_on_options, ...row }) =>
+      row.id === null
+        ? []
+        : [
+            {
+              row: row as BundleRow,
+              counts: { included: Number(included_options), addOn: Number(add_on_options) },
+            },
+          ],
+    ),
+  };
 }

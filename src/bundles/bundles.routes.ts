@@ -56,6 +56,7 @@ export const bundlesRoutes: Routes = async (app, { db }) => {
   app.get(
     '/bundles',
     {
+      config: { keyConfirmedByRead: true },
       schema: {
         operationId: 'listBundles',
         summary: 'List bundles with their option counts, a page at a time',
@@ -67,7 +68,7 @@ export const bundlesRoutes: Routes = async (app, { db }) => {
         response: { 200: Type.With(BundlePage, { description: 'A page of bundles' }) },
       },
     },
-    async (request) => listBundles(db, request.account.id, request.query),
+    async (request) => listBundles(db, request.account, request.unconfirmedKey, request.query),
   );
 
   app.get(

@@ -5,6 +5,7 @@ import type { EventType } from '../events/events.schemas.ts';
 import { recordEvent } from '../events/events.service.ts';
 import { decodeNextKey, encodeNextKey } from '../http/next-key.ts';
 import { newId } from '../ids.ts';
+import type { Account, UnconfirmedKey } from '../keys/keys.service.ts';
 import { copyOptions } from '../options/option-copy.ts';
 import { insertOption, optionCreateConflicts, optionCreateProblems } from '../options/option-create.ts';
 import { listOptionsOfBundle } from '../options/options.repository.ts';
@@ -86,20 +87,23 @@ export function getBundle(db: Db, accountId: string, bundleId: string): Promise<
   return readSnapshot(db, (tx) => readBundle(tx, accountId, bundleId));
 }
 
+/** One statement, which also confirms the request's `key` when it is unconfirmed. */
 export async function listBundles(
   db: Db,
-  accountId: string,
+  account: Account,
+  key: UnconfirmedKey | null,
   query: BundleListQuery,
 ): Promise<{ bundles: Bundle[]; nextKey?: string }> {
   const limit = query.limit ?? 25;
   const afterId = query.nextKey === undefined ? null : decodeNextKey(query.nextKey, 'bundle');
   // One row past the page says whether another page exists, without counting.
-  const rows = await listBundlesAfter(db, accountId, {
+  const { keyLive, rows } = await listBundlesAfter(db, account.id, account.keyId, {
     afterId,
     isActive: query.isActive,
     productId: query.productId,
     limit: limit + 1,
   });
+  key?.confirm(keyLive);
   const page = rows.slice(0, limit);
   const bundles = page.map(({ row, counts }) => toBundle(row, counts));
   const last = page.at(-1)?.row;

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import { Migrator } from 'kysely';
 import { listBundles } from '../../src/bundles/bundles.service.ts';
 import { migrateToLatest, migrations } from '../../src/db/migrate.ts';
+import { type Account, authenticate, KnownKeys } from '../../src/keys/keys.service.ts';
 import { assertProblem, describeEachDatabase } from '../helpers/app.ts';
 import { createBundle } from '../helpers/factories.ts';
 import { countingQueries } from '../helpers/query-counter.ts';
@@ -10,10 +11,12 @@ import { countingQueries } from '../helpers/query-counter.ts';
 const instant = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 describeEachDatabase('lists and timestamps', (ctx) => {
-  test('a page of bundles is one statement, option counts included', async () => {
-    const created = await createBundle(ctx, { key: await ctx.newKey('one-statement') });
+  test('a page of bundles is one statement, option counts and the key included', async () => {
+    const key = await ctx.newKey('one-statement');
+    const created = await createBundle(ctx, { key });
+    const account = (await authenticate(ctx.db, key, new KnownKeys())) as Account;
     const counted = countingQueries(ctx.db);
-    const { bundles } = await listBundles(counted.db, 'one-statement', { limit: 5 });
+    const { bundles } = await listBundles(counted.db, account, null, { limit: 5 });
     assert.equal(counted.take(), 1);
     assert.deepEqual(
       bundles.map((b) => [b.id, b.includedOptionsCount, b.addOnOptionsCount]),

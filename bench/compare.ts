@@ -14,7 +14,7 @@ import type { Dialect } from '../src/db/database.ts';
 import { adminQuery, postgresAdminUrl } from '../test/helpers/database.ts';
 import type { SeededBundle } from './catalogue.ts';
 import { type Measurement, measureTogether } from './load.ts';
-import { cpuTicks, repoRoot, ServiceUnderTest } from './processes.ts';
+import { cliEntry, cpuTicks, repoRoot, ServiceUnderTest } from './processes.ts';
 import { progress } from './progress.ts';
 import { BenchError, call, type Scenario, scenariosFor } from './scenarios.ts';
 
@@ -107,7 +107,7 @@ async function copyForHead(base: Prepared, headDir: string): Promise<Prepared> {
     await adminQuery(`create database ${baseName}_head template ${baseName}`);
     copy = { ...base, databaseUrl: url.toString() };
   }
-  await run(headDir, ['src/cli.ts', 'migrate'], {
+  await run(headDir, [cliEntry(headDir).program, 'migrate'], {
     ...process.env,
     DATABASE_URL: copy.databaseUrl ?? '',
     SQLITE_PATH: copy.sqlitePath,

@@ -1,4 +1,3 @@
-#!/usr/bin/env -S node --max-semi-space-size=16
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { catalogueCommands } from './catalogue-files/catalogue-files.cli.ts';
@@ -274,8 +273,9 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-if (import.meta.main) {
-  main(process.argv.slice(2)).then(
+/** Runs the command process.argv names and sets the exit code: what bin/cpq.js does, or `node src/cli.ts`. */
+export function runCommandLine(): Promise<void> {
+  return main(process.argv.slice(2)).then(
     (code) => {
       if (code !== 0) process.exitCode = code;
     },
@@ -285,3 +285,5 @@ if (import.meta.main) {
     },
   );
 }
+
+if (import.meta.main) await runCommandLine();

@@ -20,7 +20,7 @@ function givenByOperator(flag: string): boolean {
  * (type stripping, compiling every route's validators, building the OpenAPI document) grows the young generation to
  * its largest and leaves it resident, though empty, until load comes: one full collection that gives memory back
  * (~90 ms) takes RSS after start from ~180 to ~125 MB. An operator's own `--heap-growing-percent` (`node
- * --heap-growing-percent=50 src/cli.ts serve`) stands.
+ * --heap-growing-percent=50 bin/cpq.js serve`) stands.
  */
 export function settleHeap(): void {
   if (!givenByOperator('--heap-growing-percent')) {

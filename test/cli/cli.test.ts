@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
@@ -19,7 +19,7 @@ interface Run {
 }
 
 async function cpq(args: string[], env: Record<string, string>): Promise<Run> {
-  const child = spawn(process.execPath, ['src/cli.ts', ...args], {
+  const child = spawn(process.execPath, ['bin/cpq.js', ...args], {
     cwd: projectRoot,
     env: { ...process.env, LOG_LEVEL: 'silent', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -203,13 +203,37 @@ describe('the cpq command line', () => {
     }
   });
 
-  test('npm start and the bin run src/cli.ts through its first line, which gives the service its heap flags', async () => {
+  test('a second run takes the TypeScript it loads from the compile cache, stripped of types already', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'cpq-cache-'));
+    try {
+      const env = { NODE_COMPILE_CACHE: folder, NODE_DEBUG_NATIVE: 'COMPILE_CACHE' };
+      const first = await cpq(['--version'], env);
+      assert.equal(first.code, 0, first.stderr);
+      assert.doesNotMatch(
+        first.stderr,
+        /retrieving transpile cache for StrippedTypeScript .*\/src\/cli\.ts\.\.\.success/,
+      );
+      const second = await cpq(['--version'], env);
+      assert.equal(second.code, 0, second.stderr);
+      assert.match(
+        second.stderr,
+        /retrieving transpile cache for StrippedTypeScript .*\/src\/cli\.ts\.\.\.success/,
+      );
+      assert.equal(second.stdout, first.stdout);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  test('npm start and the bin run bin/cpq.js, whose first line gives the service its heap flags, with the compile cache on', async () => {
     const manifest = JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8'));
-    assert.equal(manifest.scripts.start, 'src/cli.ts serve');
-    assert.equal(manifest.bin.cpq, './src/cli.ts');
+    assert.equal(manifest.scripts.start, 'bin/cpq.js serve');
+    assert.equal(manifest.bin.cpq, './bin/cpq.js');
+    assert.equal(manifest.scripts.cpq, 'bin/cpq.js');
     const folder = mkdtempSync(join(tmpdir(), 'cpq-bin-'));
+    const cache = join(folder, 'compile-cache');
     // As npm runs it: the project's Node first on PATH (npm test runs under npm, so it is there already).
-    const child = spawn(join(projectRoot, 'src/cli.ts'), ['serve'], {
+    const child = spawn(join(projectRoot, 'bin/cpq.js'), ['serve'], {
       cwd: projectRoot,
       env: {
         ...process.env,
@@ -217,6 +241,7 @@ describe('the cpq command line', () => {
         SQLITE_PATH: join(folder, 'cpq.sqlite'),
         PORT: '0',
         LOG_LEVEL: 'info',
+        NODE_COMPILE_CACHE: cache,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -234,6 +259,7 @@ describe('the cpq command line', () => {
       const command = readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').split('\0');
       assert.equal(command[1], '--max-semi-space-size=16', command.join(' '));
       assert.ok(command[0]?.endsWith('node'), command.join(' '));
+      assert.ok(readdirSync(cache).length > 0, 'the compile cache was written');
     } finally {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGTERM');

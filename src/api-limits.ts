@@ -1,10 +1,10 @@
-import { maxHeaderSize } from 'node:http';
 import { MAX_BUNDLE_IDS } from './bundle-details/bundle-details.schemas.ts';
 import { declaredSchema } from './components.ts';
 import type { Config } from './config.ts';
 import { Limit, MAX_PROPERTY_NAME_LENGTH, MAX_PROPERTY_NAMES } from './http/common-schemas.ts';
 import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_TTL_HOURS } from './http/idempotency.ts';
 import { MAX_JSON_DEPTH } from './http/json-body.ts';
+import { nodeHttp } from './http/node-http.ts';
 import { OptionProductsAddBody } from './options/options.schemas.ts';
 import {
   MAX_DYNAMIC_VARIANTS,
@@ -34,7 +34,7 @@ export function describeLimits(config: Config): string {
     'Limits:',
     `- Request body: at most ${config.bodyLimit} bytes (413 payload_too_large above), UTF-8, arrays and objects ` +
       `nested at most ${MAX_JSON_DEPTH} deep; text with U+0000 or a lone surrogate is refused, never rewritten.`,
-    `- Request line and headers: at most ${maxHeaderSize} bytes together (431 headers_too_large above).`,
+    `- Request line and headers: at most ${nodeHttp.maxHeaderSize} bytes together (431 headers_too_large above).`,
     `- Time to send a request: the headers within ${config.headersTimeoutMs} ms, the whole request within ` +
       `${config.requestTimeoutMs} ms (408 request_timeout, connection closed); idle kept-alive connections ` +
       `close after ${config.keepAliveTimeoutMs} ms.`,

@@ -1,4 +1,3 @@
-import { maxHeaderSize } from 'node:http';
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -32,6 +31,7 @@ import { type AnswerLimits, answerLimits } from './http/heavy-answers.ts';
 import { idempotencyKeys } from './http/idempotency.ts';
 import { registerJsonBody } from './http/json-body.ts';
 import { registerMetrics } from './http/metrics.ts';
+import { nodeHttp } from './http/node-http.ts';
 import { finishDocument, type OpenApiDocument, tag, withResponseHeaders } from './http/openapi.ts';
 import { rateLimitPerKey } from './http/rate-limit.ts';
 import { carryRequestId } from './http/request-context.ts';
@@ -102,7 +102,7 @@ export async function buildApp({
     },
     // No path parameter is too long for the router: an id longer than any the service makes is one the account
     // does not have, answered 404 after authentication like any other. Node's header limit bounds the request line.
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: maxHeaderSize },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: nodeHttp.maxHeaderSize },
     // Fastify's own 503 while closing is not a problem document; the onRequest hook below answers instead.
     return503OnClosing: false,
     frameworkErrors: frameworkErrorHandler,

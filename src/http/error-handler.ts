@@ -1,4 +1,7 @@
-import { maxHeaderSize, STATUS_CODES } from 'node:http';
+import { nodeHttp } from './node-http.ts';
+
+const { maxHeaderSize, STATUS_CODES } = nodeHttp;
+
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { StaleVersionError, unavailability } from '../db/errors.ts';

@@ -1,9 +1,10 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Config } from '../config.ts';
 import type { DatabaseHandle } from '../db/connect.ts';
 import type { AnswerGate } from './heavy-answers.ts';
+import { nodeHttp } from './node-http.ts';
 
 /** What a cache tells about itself; StampedCache keeps these. */
 export interface WatchedCache {
@@ -144,7 +145,7 @@ function serveApart(
 ): void {
   let server: Server | undefined;
   app.addHook('onReady', async () => {
-    const apart = createServer((request, response) => {
+    const apart = nodeHttp.createServer((request, response) => {
       if (request.method !== 'GET' || request.url?.split('?')[0] !== '/metrics') {
         response.writeHead(404).end();
         return;

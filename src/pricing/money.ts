@@ -25,12 +25,27 @@ export const MAX_MARKUP_PERCENT = 1000;
 
 // Numbers go through String(), the shortest string that round-trips, so 0.1 becomes exactly 0.1
 // rather than the binary value 0.1000000000000000055511151231257827...
+// Decimals never change, so one can stand for its text wherever that text is read again: a quote reads the same
+// prices of a cached catalogue on every request. The most recent texts are kept, parsed.
+const parsed = new Map<string, Decimal>();
+const PARSED_KEPT = 10_000;
+
 export function toDecimal(value: number | string | Decimal): Decimal {
   if (typeof value === 'number' && !Number.isFinite(value)) {
     throw new RangeError(`Not a finite number: ${value}`);
   }
-  const d = new Dec(typeof value === 'number' ? String(value) : value);
-  if (!d.isFinite()) throw new RangeError(`Not a finite decimal: ${String(value)}`);
+  if (value instanceof Dec) {
+    if (!value.isFinite()) throw new RangeError(`Not a finite decimal: ${value.toString()}`);
+    return value;
+  }
+  const text = typeof value === 'number' ? String(value) : value;
+  let d = parsed.get(text);
+  if (d === undefined) {
+    d = new Dec(text);
+    if (!d.isFinite()) throw new RangeError(`Not a finite decimal: ${text}`);
+    if (parsed.size >= PARSED_KEPT) parsed.clear();
+    parsed.set(text, d);
+  }
   return d;
 }
 

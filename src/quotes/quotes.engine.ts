@@ -177,6 +177,21 @@ function pricePointer(code: PriceErrorCode, entry: PriceEntry, choice: Choice): 
   }
 }
 
+// A catalogue comes from a cache, and nothing changes it: its lookups by id are made once, on its first quote.
+const lookups = new WeakMap<object, Map<string, unknown>>();
+
+function lookup<T>(owner: object, items: readonly T[], key: (item: T) => string): Map<string, T> {
+  let made = lookups.get(owner) as Map<string, T> | undefined;
+  if (made === undefined) {
+    made = new Map(items.map((item) => [key(item), item]));
+    lookups.set(owner, made);
+  }
+  return made;
+}
+
+const productsByProductId = (option: CatalogueOption) => lookup(option, option.products, (p) => p.productId);
+const optionsById = (bundle: CatalogueBundle) => lookup(bundle, bundle.options, (o) => o.id);
+
 /**
  * Checks a configuration against its bundles' rules and prices it (docs/pricing.md), with no I/O: every violation
  * is collected, so a 422 lists them all at once. `at` is the RFC 3339 instant price books must be
@@ -225,7 +240,7 @@ export function priceQuote(
     if (problem !== null) report(problem.code, where.option, `option ${option.id}: ${problem.message}`);
     const book = problem === null ? option.priceBook : null;
 
-    const byProductId = new Map(option.products.map((p) => [p.productId, p]));
+    const byProductId = productsByProductId(option);
     const seen = new Set<string>();
     for (const choice of choices) {
       const { input } = choice;
@@ -274,7 +289,10 @@ export function priceQuote(
       const quantity = input.quantity * multiplier;
       const priced = priceUnit(entry, {
         quantity,
-        properties: { ...product.properties, ...input.properties },
+        properties:
+          input.properties === undefined
+            ? product.properties
+            : { ...product.properties, ...input.properties },
         variantId: input.variantId ?? null,
       });
       if (!priced.ok) {
@@ -322,7 +340,7 @@ export function priceQuote(
     if (!bundle.isActive)
       report('bundle_inactive', `${bundleAt}/bundleId`, `bundle ${bundle.id} is not active`);
     const multiplier = requested.quantity ?? 1;
-    const options = new Map(bundle.options.map((o) => [o.id, o]));
+    const options = optionsById(bundle);
     const chosen = new Set<string>();
     held = new Map();
 

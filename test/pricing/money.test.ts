@@ -84,10 +84,22 @@ describe('toDecimal', () => {
     assert.equal(toDecimal('0.1').plus(toDecimal('0.2')).toString(), '0.3');
   });
 
-  it('rejects what is not a finite decimal', () => {
-    for (const bad of [Number.NaN, Number.POSITIVE_INFINITY, 'Infinity', 'NaN', 'abc', '']) {
-      assert.throws(() => toDecimal(bad), String(bad));
+  it('rejects what is not a finite decimal, every time it is asked', () => {
+    for (let i = 0; i < 2; i++) {
+      for (const bad of [Number.NaN, Number.POSITIVE_INFINITY, 'Infinity', 'NaN', 'abc', '']) {
+        assert.throws(() => toDecimal(bad), String(bad));
+      }
+      assert.throws(() => toDecimal(toDecimal('1').div(0)), 'a Decimal that is not finite');
     }
+  });
+
+  it('parses a text once: the same text, or a Decimal, gives the same Decimal, which nothing changes', () => {
+    const price = toDecimal('19.99');
+    assert.equal(toDecimal('19.99'), price);
+    assert.equal(toDecimal(price), price);
+    assert.equal(toDecimal(19.99), price, 'a number by its shortest string');
+    assert.equal(price.plus(1).toString(), '20.99');
+    assert.equal(toDecimal('19.99').toString(), '19.99');
   });
 
   it('leaves the global decimal.js configuration alone', () => {

@@ -79,17 +79,18 @@ describeEachDatabase('price book search plans', (ctx) => {
       ctx.dialect === 'postgres' ? [false, true, true] : [false, false, false],
     );
 
-    // Past ENTRIES_FOR_ONE_PLAN (500): the first search after the book grew still ran prepared; it saw the size.
+    // Past ENTRIES_FOR_ONE_PLAN (1,000): the first search after the book grew still ran prepared; it saw the size.
     await add(100, 600);
-    await add(600, 700);
-    assert.deepEqual(await search('p-0642'), { total: 1, ids: ['P-0642'] });
-    assert.deepEqual(await search('p-0643'), { total: 1, ids: ['P-0643'] });
-    assert.deepEqual(await search('gold', 230), {
-      total: 234,
-      ids: ['P-0690', 'P-0693', 'P-0696', 'P-0699'],
+    await add(600, 1100);
+    await add(1100, 1200);
+    assert.deepEqual(await search('p-1142'), { total: 1, ids: ['P-1142'] });
+    assert.deepEqual(await search('p-1143'), { total: 1, ids: ['P-1143'] });
+    assert.deepEqual(await search('gold', 396), {
+      total: 400,
+      ids: ['P-1188', 'P-1191', 'P-1194', 'P-1197'],
     });
     assert.deepEqual(await search(''), {
-      total: 700,
+      total: 1200,
       ids: ['P-0000', 'P-0001', 'P-0002', 'P-0003', 'P-0004'],
     });
     assert.deepEqual(
@@ -98,8 +99,9 @@ describeEachDatabase('price book search plans', (ctx) => {
     );
 
     // Shrunk back: prepared again after one search that saw it.
-    const removed = Array.from({ length: 650 }, (_, i) => name(i + 50));
-    assert.equal((await ctx.call('DELETE', prices, { body: removed })).status, 200);
+    const removed = Array.from({ length: 1150 }, (_, i) => name(i + 50));
+    assert.equal((await ctx.call('DELETE', prices, { body: removed.slice(0, 1000) })).status, 200);
+    assert.equal((await ctx.call('DELETE', prices, { body: removed.slice(1000) })).status, 200);
     assert.deepEqual(await search('gold', 15), { total: 17, ids: ['P-0045', 'P-0048'] });
     assert.deepEqual(await search('gold', 15), { total: 17, ids: ['P-0045', 'P-0048'] });
     assert.deepEqual(preparedRuns(), ctx.dialect === 'postgres' ? [false, true] : [false, false]);

@@ -133,6 +133,7 @@ function catalogueFileSection(result: CatalogueFileResult | null): string[] {
     mb(step.rssGrowthBytes),
   ];
   return [
+    '',
     `**Catalogue file: ${result.bundles.toLocaleString('en-US')} bundles, ${result.priceRows.toLocaleString('en-US')} ` +
       `price rows (${mb(result.fileBytes)} MB as sent, ${mb(result.exportBytes)} MB exported)**`,
     '',
@@ -280,6 +281,7 @@ function webhooksSection(webhooks: WebhooksResult | null): string[] {
   const [before, after] = webhooks.without;
   const { delivery } = webhooks;
   return [
+    '',
     `**Webhooks: price upsert of ${webhooks.entries} entries, ${webhooks.connections} connections**`,
     '',
     ...table(
@@ -461,5 +463,7 @@ export function toMarkdown(results: Results): string {
     }
     lines.push('');
   }
-  return `${lines.join('\n').trimEnd()}\n`;
+  // Sections open with a blank line of their own, so that none runs into a list before it; one blank line stays.
+  const text = lines.join('\n').replace(/\n{3,}/g, '\n\n');
+  return `${text.trimEnd()}\n`;
 }

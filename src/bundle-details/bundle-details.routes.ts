@@ -1,11 +1,12 @@
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { type CachedDetails, StampedCache } from '../catalogue/stamped-cache.ts';
-import { codingFor, sentEncoded } from '../http/compression.ts';
+import { preferredCoding, sentEncoded, sentPlain } from '../http/compression.ts';
 import { tag } from '../http/openapi.ts';
 import type { Routes } from '../http/routes.ts';
 import { BundleDetailsQuery, BundleDetailsResponse } from './bundle-details.schemas.ts';
 import { bundleDetailsBytes } from './bundle-details.service.ts';
+import { partsStream } from './details-answer.ts';
 
 export const bundleDetailsRoutes: Routes = async (app, { db, config, answers, metrics }) => {
   // One per instance; each stays correct alone, as it checks every answer against the database.
@@ -42,20 +43,23 @@ export const bundleDetailsRoutes: Routes = async (app, { db, config, answers, me
       },
     },
     async (request, reply) => {
-      const { body, etag, coding } = await bundleDetailsBytes(
+      const { parts, bytes, etag, coding } = await bundleDetailsBytes(
         db,
         cache,
         answers,
         request.account.id,
         request.unconfirmedKey,
         request.query,
-        (bytes) => codingFor(request, bytes),
+        preferredCoding(request.headers['accept-encoding']),
       );
-      // Already serialized, and compressed when kept: the bytes go out as they are. The response schema
-      // documents them in /openapi.json.
+      // Already serialized, and compressed where the client takes it: the bytes go out as they are. The response
+      // schema documents them in /openapi.json.
       reply.header('etag', etag).type('application/json; charset=utf-8');
       if (coding !== null) sentEncoded(request, reply, coding);
-      return (reply as FastifyReply).send(body);
+      const [body] = parts;
+      if (parts.length === 1 && body) return (reply as FastifyReply).send(body);
+      if (coding === null) sentPlain(request, reply);
+      return (reply as FastifyReply).header('content-length', bytes).send(partsStream(parts));
     },
   );
 };

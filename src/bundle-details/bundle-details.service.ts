@@ -1,11 +1,10 @@
 import { type CatalogueRows, loadCatalogueRows, stampsOf } from '../catalogue/catalogue.repository.ts';
-import { nextTurn, readInRounds } from '../catalogue/rounds.ts';
+import { readInRounds } from '../catalogue/rounds.ts';
 import { type CachedDetails, type StampedCache, throughStamps } from '../catalogue/stamped-cache.ts';
 import { toAdjustment, toPrice } from '../catalogue/stored-prices.ts';
 import type { Db } from '../db/database.ts';
 import { MAX_PROPERTY_NAME_LENGTH, MAX_PROPERTY_NAMES } from '../http/common-schemas.ts';
-import { type Coding, compress } from '../http/compression.ts';
-import { partsTagger } from '../http/conditional.ts';
+import { type Coding, compress, minCompressedBytes } from '../http/compression.ts';
 import { AnswerBudget, type AnswerLimits } from '../http/heavy-answers.ts';
 import { confirmKey, type UnconfirmedKey } from '../keys/keys.service.ts';
 import { normaliseInstant } from '../price-books/instants.ts';
@@ -18,6 +17,7 @@ import {
   type BundleDetailsResponse,
   MAX_BUNDLE_IDS,
 } from './bundle-details.schemas.ts';
+import { DetailsAnswer, joinInTurns, type WrittenAnswer } from './details-answer.ts';
 
 type Properties = Record<string, string | null>;
 
@@ -204,28 +204,35 @@ function budgetFor(request: DetailsRequest, maxBytes: number): AnswerBudget {
   );
 }
 
-interface Built<T> {
-  /** `each` of the details of every bundle found, in the order asked. */
-  bundles: T[];
+/** What a reading makes of the bundles it builds, each handed to `add` as its round is built. */
+interface DetailsSink {
+  add(details: BundleDetails): void;
+  afterRound?(): Promise<void>;
+  abandon?(): void;
+}
+
+interface Built<S extends DetailsSink> {
+  /** The sink of the reading that stood, given every bundle found, in the order asked. */
+  answer: S;
   notFound: string[];
   books: CatalogueRows['books'];
   stamps: Map<string, string>;
 }
 
 /**
- * The asked bundles read at `at` and built in rounds, one committed state (readInRounds), each handed to `each`
- * (which serializes it, say) as its round is built, within `maxBytes`: 422 answer_too_large as soon as the answer
- * passes it. With properties named, every product's and every header's map holds each name: an answer that cannot
- * fit on the count of products alone is refused before any of it is read.
+ * The asked bundles read at `at` and built in rounds, one committed state (readInRounds), each handed to the
+ * reading's sink (`newSink()`, which serializes it, say) as its round is built, within `maxBytes`: 422
+ * answer_too_large as soon as the answer passes it. With properties named, every product's and every header's map
+ * holds each name: an answer that cannot fit on the count of products alone is refused before any of it is read.
  */
-async function buildDetails<T>(
+async function buildDetails<S extends DetailsSink>(
   db: Db,
   maxBytes: number,
   accountId: string,
   request: DetailsRequest,
   at: string,
-  each: (details: BundleDetails) => T,
-): Promise<Built<T>> {
+  newSink: () => S,
+): Promise<Built<S>> {
   return readInRounds(db, accountId, request.ids, (products) => {
     if (request.names !== null && products !== null) {
       let maps = request.ids.length;
@@ -234,14 +241,14 @@ async function buildDetails<T>(
     }
     const budget = budgetFor(request, maxBytes);
     const properties = projection(request.names, budget);
-    const built: Built<T> = { bundles: [], notFound: [], books: [], stamps: new Map() };
+    const built: Built<S> = { answer: newSink(), notFound: [], books: [], stamps: new Map() };
     return {
       round: async (tx, ids) => {
         const rows = await loadCatalogueRows(tx, accountId, ids, at);
         const details = assemble(rows, properties, budget);
         for (const id of ids) {
           const found = details.get(id);
-          if (found) built.bundles.push(each(found));
+          if (found) built.answer.add(found);
           else built.notFound.push(id);
         }
         built.books.push(...rows.books);
@@ -249,45 +256,22 @@ async function buildDetails<T>(
         for (const [id, stamp] of stamps) built.stamps.set(id, stamp);
         return stamps;
       },
+      afterRound: async () => built.answer.afterRound?.(),
+      abandon: () => built.answer.abandon?.(),
       result: () => built,
     };
   });
 }
 
-/** How many bytes of a large answer are copied and hashed in one turn of the event loop. */
-const BYTES_PER_TURN = 1 << 20;
-const empty = Buffer.alloc(0);
-
-/**
- * The bytes JSON.stringify would make of `{ bundles, notFound }`, from the bundles already serialized, and their
- * ETag: copied and hashed a megabyte at a time, since doing either at once for a 30 MB answer stalls the process.
- * Takes the bundles' bytes: `bundles` is left empty.
- */
-async function answerBytes(bundles: Buffer[], notFound: string[]): Promise<{ body: Buffer; etag: string }> {
-  const parts: Buffer[] = [Buffer.from('{"bundles":[')];
-  for (const [i, bundle] of bundles.entries()) {
-    if (i > 0) parts.push(Buffer.from(','));
-    parts.push(bundle);
-  }
-  parts.push(Buffer.from(`],"notFound":${JSON.stringify(notFound)}}`));
-  // Each bundle's bytes are let go once copied, so the answer is not held twice until it is whole.
-  bundles.length = 0;
-  const body = Buffer.allocUnsafe(parts.reduce((sum, part) => sum + part.length, 0));
-  const tagger = partsTagger();
-  let offset = 0;
-  let sinceTurn = 0;
-  for (const [i, part] of parts.entries()) {
-    parts[i] = empty;
-    part.copy(body, offset);
-    tagger.update(part);
-    offset += part.length;
-    sinceTurn += part.length;
-    if (sinceTurn >= BYTES_PER_TURN) {
-      sinceTurn = 0;
-      await nextTurn();
-    }
-  }
-  return { body, etag: tagger.tag() };
+/** A details answer serialized a bundle at a time into `coding` (DetailsAnswer). */
+function serializedInto(coding: Coding | null) {
+  const answer = new DetailsAnswer(coding);
+  return {
+    add: (details: BundleDetails) => answer.add(Buffer.from(JSON.stringify(details))),
+    afterRound: () => answer.drained(),
+    abandon: () => answer.abandon(),
+    finish: (notFound: string[]) => answer.finish(notFound),
+  };
 }
 
 export async function getBundleDetails(
@@ -299,8 +283,11 @@ export async function getBundleDetails(
   const request = parseQuery(query);
   const at = request.at ?? new Date().toISOString();
   return limits.gate.run(async () => {
-    const { bundles, notFound } = await buildDetails(db, limits.maxBytes, accountId, request, at, (d) => d);
-    return { bundles, notFound };
+    const { answer, notFound } = await buildDetails(db, limits.maxBytes, accountId, request, at, () => {
+      const bundles: BundleDetails[] = [];
+      return { bundles, add: (details: BundleDetails) => bundles.push(details) };
+    });
+    return { bundles: answer.bundles, notFound };
   });
 }
 
@@ -334,14 +321,14 @@ function encodedBody(
 }
 
 /**
- * The details answer as bytes, with its ETag, built within `limits`. Serialized with JSON.stringify: the response schema's adjustment
- * union makes fast-json-stringify run a validator per value. Answers for now are kept in `cache`, keyed by the
- * query as asked, and reused only while every asked bundle's (version, tree_version) is what it was, read again
- * here in one indexed query, and no book's effective window has opened or closed since (StampedCache.through).
- * The triggers keep tree_version in the writing transaction, so this holds across instances on one database.
- * The request's `key`, when unconfirmed, is confirmed by that same query (by a lookup of its own otherwise).
- * Answers for another instant (`at`) are not kept. A kept answer comes in the coding `codingOf` its size names
- * (its compressed forms are kept beside it); any other comes plain, for the response hook to compress.
+ * The details answer as bytes, with its ETag, built within `limits`. Serialized with JSON.stringify: the response
+ * schema's adjustment union makes fast-json-stringify run a validator per value. Answers for now are kept in
+ * `cache`, keyed by the query as asked, and reused only while every asked bundle's (version, tree_version) is what
+ * it was, read again here in one indexed query, and no book's effective window has opened or closed since
+ * (StampedCache.through). The triggers keep tree_version in the writing transaction, so this holds across
+ * instances on one database. The request's `key`, when unconfirmed, is confirmed by that same query (by a lookup of
+ * its own otherwise). An answer of 1 KB or more goes out in the coding the client `accepts`: a kept one's
+ * compressed forms are kept beside it, and one not kept (for another instant `at`) is compressed as it is built.
  */
 export async function bundleDetailsBytes(
   db: Db,
@@ -350,34 +337,30 @@ export async function bundleDetailsBytes(
   accountId: string,
   key: UnconfirmedKey | null,
   query: BundleDetailsQuery,
-  codingOf: (bytes: number) => Coding | null = () => null,
-): Promise<Pick<CachedDetails, 'body' | 'etag'> & { coding: Coding | null }> {
+  accepts: Coding | null = null,
+): Promise<WrittenAnswer> {
   const request = parseQuery(query);
   // Built and serialized within the gate: both take the time and memory it bounds. A cached answer does not wait.
-  const build = (at: string) =>
+  // Each bundle is serialized as soon as its round is built, so only one round's objects are held at a time.
+  const build = (at: string, coding: Coding | null) =>
     limits.gate.run(async () => {
-      // Each bundle is serialized as soon as its round is built, so only one round's objects are held at a time.
-      const { bundles, notFound, books, stamps } = await buildDetails(
-        db,
-        limits.maxBytes,
-        accountId,
-        request,
-        at,
-        (details) => Buffer.from(JSON.stringify(details)),
+      const built = await buildDetails(db, limits.maxBytes, accountId, request, at, () =>
+        serializedInto(coding),
       );
-      return { ...(await answerBytes(bundles, notFound)), books, stamps };
+      return { ...built, written: await built.answer.finish(built.notFound) };
     });
   if (request.at !== null || cache === null) {
     await confirmKey(db, accountId, key);
-    const { body, etag } = await build(request.at ?? new Date().toISOString());
-    return { body, etag, coding: null };
+    return (await build(request.at ?? new Date().toISOString(), accepts)).written;
   }
   const entryKey = JSON.stringify([accountId, query.bundleIds, query.properties ?? null]);
   const { entry } = await throughStamps(db, cache, accountId, key, request.ids, entryKey, async (at) => {
-    const { body, etag, books, stamps } = await build(at);
-    return { value: { body, etag, weight: body.byteLength }, books, stamps };
+    const { written, books, stamps } = await build(at, null);
+    const body = await joinInTurns(written.parts, written.bytes);
+    return { value: { body, etag: written.etag, weight: body.byteLength }, books, stamps };
   });
-  const coding = codingOf(entry.body.byteLength);
-  if (coding === null) return { body: entry.body, etag: entry.etag, coding };
-  return { body: await encodedBody(cache, entryKey, entry, coding), etag: entry.etag, coding };
+  const { body, etag } = entry;
+  const coding = body.byteLength < minCompressedBytes ? null : accepts;
+  const sent = coding === null ? body : await encodedBody(cache, entryKey, entry, coding);
+  return { parts: [sent], bytes: sent.byteLength, etag, coding };
 }

@@ -41,6 +41,10 @@ function roundsOf(ids: readonly string[], products: Map<string, number>): string
 /** One try at reading every round: `round` reads some bundles in their snapshot and answers their stamps. */
 export interface Reading<T> {
   round(tx: Executor, ids: string[]): Promise<Map<string, string>>;
+  /** Called once each round's snapshot has closed: what the reading does with a round outside its transaction. */
+  afterRound?(): Promise<void>;
+  /** Called when the reading is given up: a round saw a bundle change, or one failed. */
+  abandon?(): void;
   result(): T;
 }
 
@@ -65,11 +69,18 @@ export async function readInRounds<T>(
     const inOneSnapshot = tries > TRIES_IN_ROUNDS || rounds.length === 1;
     const reading = begin(products);
     const stamps = new Map<string, string>();
-    for (const [i, round] of (inOneSnapshot ? [[...ids]] : rounds).entries()) {
-      if (i > 0) await nextTurn();
-      for (const [id, stamp] of await readSnapshot(db, (tx) => reading.round(tx, round)))
-        stamps.set(id, stamp);
+    try {
+      for (const [i, round] of (inOneSnapshot ? [[...ids]] : rounds).entries()) {
+        if (i > 0) await nextTurn();
+        for (const [id, stamp] of await readSnapshot(db, (tx) => reading.round(tx, round)))
+          stamps.set(id, stamp);
+        await reading.afterRound?.();
+      }
+      if (inOneSnapshot || sameStamps(stamps, await loadStamps(db, accountId, ids))) return reading.result();
+    } catch (error) {
+      reading.abandon?.();
+      throw error;
     }
-    if (inOneSnapshot || sameStamps(stamps, await loadStamps(db, accountId, ids))) return reading.result();
+    reading.abandon?.();
   }
 }

@@ -1,3 +1,4 @@
+import type { Transform } from 'node:stream';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -19,16 +20,26 @@ const levels = { once: { br: 6, gzip: 9 }, each: { br: 4, gzip: 1 } } as const;
 const brotli = promisify(zlib.brotliCompress);
 const gzip = promisify(zlib.gzip);
 
-/** The bytes in `coding`, compressed on libuv's thread pool, off the event loop. */
-export function compress(bytes: Buffer | string, coding: Coding, effort: Effort): Promise<Buffer> {
-  if (coding === 'gzip') return gzip(bytes, { level: levels[effort].gzip });
-  return brotli(bytes, {
+function brotliOptions(effort: Effort, sizeHint = 0): zlib.BrotliOptions {
+  return {
     params: {
       [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT,
       [zlib.constants.BROTLI_PARAM_QUALITY]: levels[effort].br,
-      [zlib.constants.BROTLI_PARAM_SIZE_HINT]: Buffer.byteLength(bytes),
+      [zlib.constants.BROTLI_PARAM_SIZE_HINT]: sizeHint,
     },
-  });
+  };
+}
+
+/** The bytes in `coding`, compressed on libuv's thread pool, off the event loop. */
+export function compress(bytes: Buffer | string, coding: Coding, effort: Effort): Promise<Buffer> {
+  if (coding === 'gzip') return gzip(bytes, { level: levels[effort].gzip });
+  return brotli(bytes, brotliOptions(effort, Buffer.byteLength(bytes)));
+}
+
+/** A stream that compresses into `coding` what is written to it, on libuv's thread pool, as it comes. */
+export function compressor(coding: Coding, effort: Effort): Transform {
+  if (coding === 'gzip') return zlib.createGzip({ level: levels[effort].gzip });
+  return zlib.createBrotliCompress(brotliOptions(effort));
 }
 
 /**
@@ -65,7 +76,7 @@ export function preferredCoding(header: string | undefined): Coding | null {
 }
 
 /** The coding an answer of `bytes` bytes goes out in to this request. */
-export function codingFor(request: FastifyRequest, bytes: number): Coding | null {
+function codingFor(request: FastifyRequest, bytes: number): Coding | null {
   return bytes < minCompressedBytes ? null : preferredCoding(request.headers['accept-encoding']);
 }
 
@@ -94,6 +105,12 @@ export function sentEncoded(request: FastifyRequest, reply: FastifyReply, coding
   chosen.set(request, coding);
   varyOnEncoding(reply);
   reply.header('content-encoding', coding);
+}
+
+/** A route that sends its answer plain as a stream (not compressed by the response hook) says so here. */
+export function sentPlain(request: FastifyRequest, reply: FastifyReply): void {
+  chosen.set(request, null);
+  varyOnEncoding(reply);
 }
 
 /**

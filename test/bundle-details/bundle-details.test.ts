@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import type { KyselyPlugin } from 'kysely';
 import { buildApp } from '../../src/app.ts';
-import { getBundleDetails } from '../../src/bundle-details/bundle-details.service.ts';
+import { bundleDetailsBytes, getBundleDetails } from '../../src/bundle-details/bundle-details.service.ts';
 import { connect } from '../../src/db/connect.ts';
 import { bytesTag } from '../../src/http/conditional.ts';
 import { answerLimits } from '../../src/http/heavy-answers.ts';
@@ -334,19 +335,17 @@ describeEachDatabase('bundle details', (ctx) => {
     assert.equal(whole.headers.etag, bytesTag(whole.text));
   });
 
-  test('a bundle written between two rounds is read again: the answer is one committed state', async () => {
-    const large = await largeBundles();
-    const ids = large.map((l) => l.bundle.id);
-    const [first] = large;
-    const productId = first?.option.products[0].id as string;
-    // Another connection writes the first bundle once the first round's snapshot has read it; the second round
-    // then starts after the write. Without the stamp check the answer would hold the first bundle as it was.
+  /**
+   * The database as another connection sees it while it renames the product `productId` the first time a round has
+   * read the bundles: the round after starts after the write. `bundleReads` counts the reads of bundles.
+   */
+  function renamingAfterFirstRead(productId: string) {
     const writer = connect({ databaseUrl: ctx.database.databaseUrl, sqlitePath: ctx.database.sqlitePath });
-    let bundleReads = 0;
+    const reads = { bundleReads: 0 };
     const afterFirstRead: KyselyPlugin = {
       transformQuery: ({ node }) => node,
       transformResult: async ({ result }) => {
-        if (result.rows[0] && 'header_properties' in result.rows[0] && ++bundleReads === 1) {
+        if (result.rows[0] && 'header_properties' in result.rows[0] && ++reads.bundleReads === 1) {
           await writer.db
             .updateTable('option_products')
             .set({ properties: JSON.stringify({ name: 'renamed' }) })
@@ -357,22 +356,91 @@ describeEachDatabase('bundle details', (ctx) => {
         return result;
       },
     };
+    return { db: ctx.db.withPlugin(afterFirstRead), reads, close: () => writer.db.destroy() };
+  }
+
+  test('a bundle written between two rounds is read again: the answer is one committed state', async () => {
+    const large = await largeBundles();
+    const ids = large.map((l) => l.bundle.id);
+    const [first] = large;
+    // Without the stamp check the answer would hold the first bundle as it was.
+    const renaming = renamingAfterFirstRead(first?.option.products[0].id as string);
     try {
-      const answer = await getBundleDetails(
-        ctx.db.withPlugin(afterFirstRead),
-        answerLimits(ctx.config),
-        'acme',
-        {
-          bundleIds: ids.join(','),
-        },
-      );
+      const answer = await getBundleDetails(renaming.db, answerLimits(ctx.config), 'acme', {
+        bundleIds: ids.join(','),
+      });
+      const { bundleReads } = renaming.reads;
       assert.ok(bundleReads > ids.length, `${bundleReads} reads of bundles: the rounds ran again`);
       assert.deepEqual(answer.bundles[0]?.addOns[0]?.products[0]?.properties, { name: 'renamed' });
       const now = await details({ bundleIds: ids.join(','), at: new Date().toISOString() });
       assert.deepEqual(JSON.parse(JSON.stringify(answer)), now.body);
     } finally {
-      await writer.db.destroy();
+      await renaming.close();
     }
+  });
+
+  test('an answer compressed as it is built keeps nothing of a reading given up', async () => {
+    const large = await largeBundles();
+    const ids = large.map((l) => l.bundle.id);
+    const query = { bundleIds: ids.join(','), at: new Date().toISOString() };
+    const renaming = renamingAfterFirstRead(large[0]?.option.products[0].id as string);
+    try {
+      const limits = answerLimits(ctx.config);
+      const written = await bundleDetailsBytes(renaming.db, null, limits, 'acme', null, query, 'gzip');
+      assert.ok(renaming.reads.bundleReads > ids.length, 'the rounds ran again');
+      assert.equal(written.coding, 'gzip');
+      const plain = await details(query);
+      assert.equal(gunzipSync(Buffer.concat(written.parts)).toString('utf8'), plain.text);
+      assert.equal(written.etag, bytesTag(plain.text));
+      assert.equal(plain.body.bundles[0].addOns[0].products[0].properties.name, 'renamed');
+    } finally {
+      await renaming.close();
+    }
+  });
+
+  test('an answer not kept goes out as it is built: over a megabyte in parts with its length, compressed where asked', async () => {
+    const blob = 'x'.repeat(6000);
+    const ids: string[] = [];
+    for (let n = 0; n < 2; n++) {
+      const products = Array.from({ length: 100 }, (_, i) => ({ productId: `B-${i}`, properties: { blob } }));
+      ids.push((await createBundle(ctx, { options: [{ name: 'Big', type: 'ADD_ON', products }] })).bundle.id);
+    }
+    const at = new Date().toISOString();
+    const url = `/v1/bundles-details?bundleIds=${ids.join(',')}&at=${encodeURIComponent(at)}`;
+    const get = (headers: Record<string, string> = {}, method: 'GET' | 'HEAD' = 'GET') =>
+      ctx.app.inject({ method, url, headers: { 'x-api-key': ctx.key, ...headers } });
+
+    const plain = await get();
+    assert.equal(plain.statusCode, 200);
+    const bytes = plain.rawPayload.byteLength;
+    assert.ok(bytes > 1 << 20, `${bytes} bytes`);
+    assert.equal(plain.headers['content-length'], String(bytes));
+    assert.equal(plain.headers['content-encoding'], undefined);
+    assert.match(String(plain.headers.vary), /accept-encoding/i);
+    const tag = String(plain.headers.etag);
+    assert.equal(tag, bytesTag(plain.rawPayload));
+    const built = await getBundleDetails(ctx.db, answerLimits(ctx.config), 'acme', {
+      bundleIds: ids.join(','),
+      at,
+    });
+    assert.equal(plain.body, JSON.stringify(built));
+
+    for (const [coding, decode] of [
+      ['br', brotliDecompressSync],
+      ['gzip', gunzipSync],
+    ] as const) {
+      const encoded = await get({ 'accept-encoding': coding });
+      assert.equal(encoded.headers['content-encoding'], coding);
+      assert.equal(encoded.headers['content-length'], String(encoded.rawPayload.byteLength));
+      assert.ok(encoded.rawPayload.byteLength < bytes / 10, `${encoded.rawPayload.byteLength} bytes`);
+      assert.deepEqual(decode(encoded.rawPayload), plain.rawPayload);
+      assert.equal(encoded.headers.etag, `${tag.slice(0, -1)};${coding}"`);
+    }
+    const head = await get({}, 'HEAD');
+    assert.equal(head.statusCode, 200);
+    assert.equal(head.headers['content-length'], String(bytes));
+    assert.equal(head.rawPayload.byteLength, 0);
+    assert.equal((await get({ 'if-none-match': tag })).statusCode, 304);
   });
 
   test('/healthz is answered between the rounds of a large answer', async () => {

@@ -1,0 +1,136 @@
+import { once } from 'node:events';
+import { Readable, type Transform } from 'node:stream';
+import { finished } from 'node:stream/promises';
+import { nextTurn } from '../catalogue/rounds.ts';
+import { type Coding, compressor, minCompressedBytes } from '../http/compression.ts';
+import { partsTagger } from '../http/conditional.ts';
+
+const opening = Buffer.from('{"bundles":[');
+const comma = Buffer.from(',');
+const empty = Buffer.alloc(0);
+
+/** A details answer as written: its bytes in order, how many, their ETag, and the coding they are in. */
+export interface WrittenAnswer {
+  parts: Buffer[];
+  bytes: number;
+  /** The plain answer's tag, whatever coding the parts are in. */
+  etag: string;
+  coding: Coding | null;
+}
+
+/**
+ * The bytes JSON.stringify would make of `{ bundles, notFound }`, written a bundle at a time as the rounds build
+ * them (bundles-details of 100 large bundles is 14 MB): hashed for the ETag as they come and, when `coding` names
+ * one, compressed as they come once the answer reaches minCompressedBytes, so that an answer the client takes
+ * compressed is never held whole in its plain form, nor copied into one buffer. A reading abandoned (a round saw a
+ * bundle change, or the answer went over its budget) stops its compressor.
+ */
+export class DetailsAnswer {
+  readonly #coding: Coding | null;
+  readonly #tagger = partsTagger();
+  #plain: Buffer[] = [];
+  #plainBytes = 0;
+  #compressor: Transform | null = null;
+  readonly #encoded: Buffer[] = [];
+  #encodedBytes = 0;
+  #bundles = 0;
+
+  constructor(coding: Coding | null) {
+    this.#coding = coding;
+    this.#write(opening);
+  }
+
+  add(bundle: Buffer): void {
+    if (this.#bundles++ > 0) this.#write(comma);
+    this.#write(bundle);
+  }
+
+  /**
+   * Waits while the compressor holds more than its buffer's worth: called between rounds, so that a build faster
+   * than its compression does not queue the answer in front of it.
+   */
+  async drained(): Promise<void> {
+    if (this.#compressor?.writableNeedDrain) await once(this.#compressor, 'drain');
+  }
+
+  async finish(notFound: string[]): Promise<WrittenAnswer> {
+    this.#write(Buffer.from(`],"notFound":${JSON.stringify(notFound)}}`));
+    const etag = this.#tagger.tag();
+    const compressor = this.#compressor;
+    if (compressor === null) return { ...joinedWhenSmall(this.#plain, this.#plainBytes), etag, coding: null };
+    compressor.end();
+    await finished(compressor);
+    return { ...joinedWhenSmall(this.#encoded, this.#encodedBytes), etag, coding: this.#coding };
+  }
+
+  abandon(): void {
+    this.#compressor?.destroy();
+  }
+
+  #write(bytes: Buffer): void {
+    this.#tagger.update(bytes);
+    if (this.#compressor !== null) {
+      this.#compressor.write(bytes);
+      return;
+    }
+    this.#plain.push(bytes);
+    this.#plainBytes += bytes.length;
+    if (this.#coding !== null && this.#plainBytes >= minCompressedBytes) this.#startCompressing(this.#coding);
+  }
+
+  #startCompressing(coding: Coding): void {
+    const stream = compressor(coding, 'each');
+    // A failure surfaces where finish() waits for the stream; until then it must not go unheard.
+    stream.on('error', () => {});
+    stream.on('data', (chunk: Buffer) => {
+      this.#encoded.push(chunk);
+      this.#encodedBytes += chunk.length;
+    });
+    for (const part of this.#plain) stream.write(part);
+    this.#plain = [];
+    this.#compressor = stream;
+  }
+}
+
+/** How many bytes of a large answer are copied in one turn of the event loop. */
+const BYTES_PER_TURN = 1 << 20;
+
+/** Parts of up to a turn's bytes in all, as one buffer: one write, and the bytes go out as one. */
+function joinedWhenSmall(parts: Buffer[], bytes: number): Pick<WrittenAnswer, 'parts' | 'bytes'> {
+  return {
+    parts: parts.length > 1 && bytes <= BYTES_PER_TURN ? [Buffer.concat(parts, bytes)] : parts,
+    bytes,
+  };
+}
+
+/**
+ * The parts copied into one buffer a megabyte at a time, since copying a 30 MB answer at once stalls the process;
+ * each part is let go once copied, so the answer is not held twice until it is whole.
+ */
+export async function joinInTurns(parts: Buffer[], bytes: number): Promise<Buffer> {
+  if (parts.length === 1 && parts[0]) return parts[0];
+  const body = Buffer.allocUnsafe(bytes);
+  let offset = 0;
+  let sinceTurn = 0;
+  for (const [i, part] of parts.entries()) {
+    part.copy(body, offset);
+    parts[i] = empty;
+    offset += part.length;
+    sinceTurn += part.length;
+    if (sinceTurn >= BYTES_PER_TURN) {
+      sinceTurn = 0;
+      await nextTurn();
+    }
+  }
+  return body;
+}
+
+/** The parts as a stream to send, each let go once read, rather than copied into one buffer. */
+export function partsStream(parts: Buffer[]): Readable {
+  return Readable.from(
+    (function* () {
+      for (let part = parts.shift(); part !== undefined; part = parts.shift()) yield part;
+    })(),
+    { objectMode: false },
+  );
+}

@@ -94,7 +94,7 @@ export interface ServiceOptions {
 
 /**
  * The program that `npm start` and `cpq` run in the checkout `cwd`, and the Node flags of its first line
- * (`#!/usr/bin/env -S node --max-semi-space-size=16`). Read from the checkout that runs, so that bench:compare's
+ * (`#!/usr/bin/env -S node --max-semi-space-size=8`). Read from the checkout that runs, so that bench:compare's
  * base gets its own: before bin/cpq.js, that was src/cli.ts.
  */
 export function cliEntry(cwd: string): { program: string; nodeFlags: string[] } {

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=16
+#!/usr/bin/env -S node --max-semi-space-size=8
 // The `cpq` command (src/cli.ts), as npm start, npm run cpq and the package's bin run it. JavaScript, so that Node's
 // compile cache is on before the first TypeScript file loads: a file found in the cache needs no type stripping,
 // and without one to strip Node never loads its TypeScript parser, which would stay in memory for the process's

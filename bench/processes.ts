@@ -155,8 +155,8 @@ export class ServiceUnderTest {
 
   static async start(options: ServiceOptions): Promise<ServiceUnderTest> {
     const port = await freeLoopbackPort();
-    // Measured as a restart: a first start fills Node's compile cache (bin/cpq.js), which spares every later start
-    // type stripping and the memory of its parser; only a new release's first start goes without.
+    // Measured as a restart: a first start keeps the project's TypeScript stripped of its types (bin/cpq.js), which
+    // spares every later start the memory of Node's TypeScript parser; only a new release's first start goes without.
     await (await startService(options, port)).stop();
     return new ServiceUnderTest(options, port, await startService(options, port));
   }

@@ -203,35 +203,42 @@ describe('the cpq command line', () => {
     }
   });
 
-  test('a second run takes the TypeScript it loads from the compile cache, stripped of types already', async () => {
-    const folder = mkdtempSync(join(tmpdir(), 'cpq-cache-'));
+  test("a second run loads the TypeScript stripped from the cache, and never Node's TypeScript parser", async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'cpq-typescript-'));
+    // Says at exit whether Node loaded its TypeScript parser (amaro) in the process.
+    const probe = `process.on('exit', () => process.stderr.write(process.moduleLoadList.some((m) => m.includes('amaro')) ? 'parser loaded' : 'no parser'))`;
+    const env = {
+      CPQ_TYPESCRIPT_CACHE: folder,
+      NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(probe)}`,
+    };
     try {
-      const env = { NODE_COMPILE_CACHE: folder, NODE_DEBUG_NATIVE: 'COMPILE_CACHE' };
       const first = await cpq(['--version'], env);
       assert.equal(first.code, 0, first.stderr);
-      assert.doesNotMatch(
-        first.stderr,
-        /retrieving transpile cache for StrippedTypeScript .*\/src\/cli\.ts\.\.\.success/,
+      assert.match(first.stderr, /parser loaded$/);
+      assert.doesNotMatch(first.stderr, /ExperimentalWarning/);
+      const stripped = readdirSync(folder);
+      assert.ok(stripped.length > 10, stripped.join(' '));
+      assert.ok(
+        stripped.every((name) => /^[0-9a-f]{64}\.js$/.test(name)),
+        stripped.join(' '),
       );
       const second = await cpq(['--version'], env);
       assert.equal(second.code, 0, second.stderr);
-      assert.match(
-        second.stderr,
-        /retrieving transpile cache for StrippedTypeScript .*\/src\/cli\.ts\.\.\.success/,
-      );
+      assert.match(second.stderr, /no parser$/);
       assert.equal(second.stdout, first.stdout);
+      assert.deepEqual(readdirSync(folder), stripped);
     } finally {
       rmSync(folder, { recursive: true, force: true });
     }
   });
 
-  test('npm start and the bin run bin/cpq.js, whose first line gives the service its heap flags, with the compile cache on', async () => {
+  test('npm start and the bin run bin/cpq.js, whose first line gives the service its heap flags, with its TypeScript cache', async () => {
     const manifest = JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8'));
     assert.equal(manifest.scripts.start, 'bin/cpq.js serve');
     assert.equal(manifest.bin.cpq, './bin/cpq.js');
     assert.equal(manifest.scripts.cpq, 'bin/cpq.js');
     const folder = mkdtempSync(join(tmpdir(), 'cpq-bin-'));
-    const cache = join(folder, 'compile-cache');
+    const cache = join(folder, 'typescript-cache');
     // As npm runs it: the project's Node first on PATH (npm test runs under npm, so it is there already).
     const child = spawn(join(projectRoot, 'bin/cpq.js'), ['serve'], {
       cwd: projectRoot,
@@ -241,7 +248,7 @@ describe('the cpq command line', () => {
         SQLITE_PATH: join(folder, 'cpq.sqlite'),
         PORT: '0',
         LOG_LEVEL: 'info',
-        NODE_COMPILE_CACHE: cache,
+        CPQ_TYPESCRIPT_CACHE: cache,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -259,7 +266,7 @@ describe('the cpq command line', () => {
       const command = readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').split('\0');
       assert.equal(command[1], '--max-semi-space-size=8', command.join(' '));
       assert.ok(command[0]?.endsWith('node'), command.join(' '));
-      assert.ok(readdirSync(cache).length > 0, 'the compile cache was written');
+      assert.ok(readdirSync(cache).length > 0, 'the stripped TypeScript was kept');
     } finally {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGTERM');

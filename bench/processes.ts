@@ -93,17 +93,20 @@ export interface ServiceOptions {
 }
 
 /**
- * The program that `npm start` and `cpq` run in the checkout `cwd`, and the Node flags of its first line
- * (`#!/usr/bin/env -S node --max-semi-space-size=8`). Read from the checkout that runs, so that bench:compare's
- * base gets its own: before bin/cpq.js, that was src/cli.ts.
+ * The program that `npm start` and `cpq` run in the checkout `cwd`, with the environment and Node flags of its
+ * first line (`#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=8`). Read from the checkout that
+ * runs, so that bench:compare's base gets its own: before bin/cpq.js, that was src/cli.ts.
  */
-export function cliEntry(cwd: string): { program: string; nodeFlags: string[] } {
+export function cliEntry(cwd: string): { program: string; nodeFlags: string[]; env: Record<string, string> } {
   const program = existsSync(join(cwd, 'bin/cpq.js')) ? 'bin/cpq.js' : 'src/cli.ts';
-  const shebang = readFileSync(join(cwd, program), 'utf8').split('\n', 1)[0] ?? '';
-  return { program, nodeFlags: shebang.split(' ').filter((word) => word.startsWith('--')) };
+  const words = (readFileSync(join(cwd, program), 'utf8').split('\n', 1)[0] ?? '').split(' ');
+  const env = Object.fromEntries(
+    words.filter((word) => /^[A-Z][A-Z0-9_]*=/.test(word)).map((word) => word.split(/=(.*)/s, 2)),
+  );
+  return { program, nodeFlags: words.filter((word) => word.startsWith('--')), env };
 }
 
-/** `bin/cpq.js serve`, exactly as an operator starts it (its Node flags included), configured by its environment. */
+/** `bin/cpq.js serve`, exactly as an operator starts it (its first line's environment and Node flags included). */
 async function startService(options: ServiceOptions, port: number): Promise<Child> {
   const profiling = options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
   // Node's own flags for the service (V8 heap sizes, say), to measure what one changes without editing code.
@@ -113,6 +116,7 @@ async function startService(options: ServiceOptions, port: number): Promise<Chil
     [...entry.nodeFlags, ...nodeFlags, ...profiling, entry.program, 'serve'],
     {
       ...process.env,
+      ...entry.env,
       PORT: String(port),
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',

@@ -266,6 +266,11 @@ describe('the cpq command line', () => {
       const command = readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').split('\0');
       assert.equal(command[1], '--max-semi-space-size=8', command.join(' '));
       assert.ok(command[0]?.endsWith('node'), command.join(' '));
+      const environment = readFileSync(`/proc/${child.pid}/environ`, 'utf8').split('\0');
+      assert.ok(
+        environment.includes('MALLOC_ARENA_MAX=2'),
+        'glibc keeps two malloc arenas, not one per thread',
+      );
       assert.ok(readdirSync(cache).length > 0, 'the stripped TypeScript was kept');
     } finally {
       if (child.exitCode === null && child.signalCode === null) {

@@ -27,7 +27,8 @@ export const bundleDetailsRoutes: Routes = async (app, { db, config, answers, me
           'come from the option’s current price book, only when it is not deleted and effective at `at` ' +
           '(start <= at < end); otherwise they are {}. The ETag is a hash of the answer: with If-None-Match ' +
           'naming it, an unchanged answer is a 304. A cached answer keeps its br and gzip forms beside it, so a ' +
-          'compressed answer costs no more than a plain one. An answer over ANSWER_MAX_BYTES is 422 answer_too_large, ' +
+          'compressed answer costs no more than a plain one; one not kept (another `at`) is compressed as it is ' +
+          'built. An answer over ANSWER_MAX_BYTES is 422 answer_too_large, ' +
           'decided while it is built: ask for fewer bundles or properties. Building waits its turn among ' +
           'HEAVY_ANSWERS_AT_ONCE at a time; 503 with Retry-After when HEAVY_ANSWERS_QUEUED already wait.',
         tags: tag(

@@ -1,3 +1,5 @@
+import { seededRandom } from '../helpers/random.ts';
+
 // biome-ignore lint/suspicious/noExplicitAny: response JSON is read freely
 type Json = any;
 
@@ -89,6 +91,8 @@ interface Worker {
   /** The write whose answer never came: it may or may not have happened until a read says which. */
   pending: Op | null;
   serial: number;
+  /** The worker's own draws, from a seed of its own: its choices replay, though the faults' timing does not. */
+  random: () => number;
 }
 
 export interface WorkloadFigures {
@@ -135,6 +139,7 @@ export class Workload {
       bundles: new Map(),
       pending: null,
       serial: 0,
+      random: seededRandom(index + 1),
     }));
   }
 
@@ -232,14 +237,14 @@ export class Workload {
     const n = ++worker.serial;
     const name = `w${worker.index}-${n}`;
     const ids = [...worker.bundles.keys()];
-    const pick = <T>(list: T[]): T => list[Math.floor(Math.random() * list.length)] as T;
-    const roll = Math.random();
+    const pick = <T>(list: T[]): T => list[Math.floor(worker.random() * list.length)] as T;
+    const roll = worker.random();
     if (ids.length < 2 || (roll < 0.15 && ids.length < 6)) return createBundle(name);
     const bundleId = pick(ids);
     const bundle = worker.bundles.get(bundleId) as BundleModel;
     const known = bundle.options.filter((o) => o.id !== undefined);
     if (roll < 0.3) return createOption(bundleId, name);
-    if (roll < 0.45 && known.length > 0) return putPrice(bundleId, pick(known), name);
+    if (roll < 0.45 && known.length > 0) return putPrice(bundleId, pick(known), name, worker.random);
     if (roll < 0.58 && known.length > 0) return cloneOption(bundleId, pick(known));
     if (roll < 0.7 && ids.length < 8) return cloneBundle(bundleId, bundle);
     if (roll < 0.82 && known.length > 0) return deleteOption(bundleId, pick(known));
@@ -388,11 +393,10 @@ function createOption(bundleId: string, name: string): Op {
   };
 }
 
-function putPrice(bundleId: string, option: OptionModel, name: string): Op {
+function putPrice(bundleId: string, option: OptionModel, name: string, random: () => number): Op {
   const productId = PRODUCTS[name.length % PRODUCTS.length] as string;
-  const currency = CURRENCIES[Math.floor(Math.random() * CURRENCIES.length)] as string;
-  const price =
-    currency === 'JPY' ? Math.floor(Math.random() * 100_000) : Math.floor(Math.random() * 1_000_000) / 100;
+  const currency = CURRENCIES[Math.floor(random() * CURRENCIES.length)] as string;
+  const price = currency === 'JPY' ? Math.floor(random() * 100_000) : Math.floor(random() * 1_000_000) / 100;
   return {
     name: 'putPrices',
     method: 'PUT',

@@ -201,10 +201,10 @@ describeEachDatabase('ETag, If-Match and If-None-Match', (ctx) => {
       ],
       ['DELETE', `${bookUrl}/products/BASE-S/adjustment?currency=USD`, {}, bookUrl],
     ];
-    for (const [method, url, options, root] of cases) {
+    for (const [i, [method, url, options, root]] of cases.entries()) {
       const old = await tagOf(root);
-      await ok('PATCH', bookUrl, { body: { description: `${Math.random()}` } });
-      await ok('PUT', optionUrl, { body: { description: `${Math.random()}` } });
+      await ok('PATCH', bookUrl, { body: { description: `moved on ${i}` } });
+      await ok('PUT', optionUrl, { body: { description: `moved on ${i}` } });
       const option = (await ok('GET', optionUrl)).body;
       const entries = await storedEntries(ctx, (await ok('GET', bookUrl)).body.id);
       const refused = await ctx.call(method as 'PUT', url, { ...options, headers: { 'if-match': old } });

@@ -4,7 +4,7 @@ import { type CachedDetails, type StampedCache, throughStamps } from '../catalog
 import { toAdjustment, toPrice } from '../catalogue/stored-prices.ts';
 import type { Db } from '../db/database.ts';
 import { MAX_PROPERTY_NAME_LENGTH, MAX_PROPERTY_NAMES } from '../http/common-schemas.ts';
-import { type Coding, compress, minCompressedBytes } from '../http/compression.ts';
+import { type Coding, compressParts, minCompressedBytes } from '../http/compression.ts';
 import { AnswerBudget, type AnswerLimits } from '../http/heavy-answers.ts';
 import { confirmKey, type UnconfirmedKey } from '../keys/keys.service.ts';
 import { normaliseInstant } from '../price-books/instants.ts';
@@ -17,7 +17,7 @@ import {
   type BundleDetailsResponse,
   MAX_BUNDLE_IDS,
 } from './bundle-details.schemas.ts';
-import { DetailsAnswer, joinInTurns, type WrittenAnswer } from './details-answer.ts';
+import { DetailsAnswer, type WrittenAnswer } from './details-answer.ts';
 
 type Properties = Record<string, string | null>;
 
@@ -292,24 +292,24 @@ export async function getBundleDetails(
 }
 
 /**
- * The body of a cached answer in `coding`, compressed once per version: the first request for that coding makes
- * it (the others wait for the same), and the cache then counts its bytes.
+ * A cached answer in `coding`, compressed once per version: the first request for that coding makes it (the others
+ * wait for the same), and the cache then counts its bytes.
  */
-function encodedBody(
+function encodedParts(
   cache: StampedCache<CachedDetails>,
   key: string,
   entry: CachedDetails,
   coding: Coding,
-): Promise<Buffer> {
+): Promise<Buffer[]> {
   entry.encoded ??= {};
   const encoded = entry.encoded;
   const made = encoded[coding];
   if (made) return made;
-  const making = compress(entry.body, coding, 'once').then(
-    (bytes) => {
-      entry.weight += bytes.byteLength;
+  const making = compressParts(entry.parts, coding, 'once').then(
+    (parts) => {
+      for (const part of parts) entry.weight += part.byteLength;
       cache.reweigh(key, entry);
-      return bytes;
+      return parts;
     },
     (error: unknown) => {
       delete encoded[coding];
@@ -356,11 +356,12 @@ export async function bundleDetailsBytes(
   const entryKey = JSON.stringify([accountId, query.bundleIds, query.properties ?? null]);
   const { entry } = await throughStamps(db, cache, accountId, key, request.ids, entryKey, async (at) => {
     const { written, books, stamps } = await build(at, null);
-    const body = await joinInTurns(written.parts, written.bytes);
-    return { value: { body, etag: written.etag, weight: body.byteLength }, books, stamps };
+    const { parts, bytes, etag } = written;
+    return { value: { parts, bytes, etag, weight: bytes }, books, stamps };
   });
-  const { body, etag } = entry;
-  const coding = body.byteLength < minCompressedBytes ? null : accepts;
-  const sent = coding === null ? body : await encodedBody(cache, entryKey, entry, coding);
-  return { parts: [sent], bytes: sent.byteLength, etag, coding };
+  const { parts, bytes, etag } = entry;
+  const coding = bytes < minCompressedBytes ? null : accepts;
+  if (coding === null) return { parts, bytes, etag, coding };
+  const encoded = await encodedParts(cache, entryKey, entry, coding);
+  return { parts: encoded, bytes: encoded.reduce((sum, part) => sum + part.byteLength, 0), etag, coding };
 }

@@ -1,13 +1,11 @@
 import { once } from 'node:events';
 import { Readable, type Transform } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { nextTurn } from '../catalogue/rounds.ts';
 import { type Coding, compressor, minCompressedBytes } from '../http/compression.ts';
 import { partsTagger } from '../http/conditional.ts';
 
 const opening = Buffer.from('{"bundles":[');
 const comma = Buffer.from(',');
-const empty = Buffer.alloc(0);
 
 /** A details answer as written: its bytes in order, how many, their ETag, and the coding they are in. */
 export interface WrittenAnswer {
@@ -92,44 +90,26 @@ export class DetailsAnswer {
   }
 }
 
-/** How many bytes of a large answer are copied in one turn of the event loop. */
-const BYTES_PER_TURN = 1 << 20;
+/** Up to this many bytes, an answer's parts are copied into one buffer: one write, and one piece to keep. */
+const JOINED_BYTES = 1 << 20;
 
-/** Parts of up to a turn's bytes in all, as one buffer: one write, and the bytes go out as one. */
+/** Parts of up to JOINED_BYTES in all, as one buffer. */
 function joinedWhenSmall(parts: Buffer[], bytes: number): Pick<WrittenAnswer, 'parts' | 'bytes'> {
   return {
-    parts: parts.length > 1 && bytes <= BYTES_PER_TURN ? [Buffer.concat(parts, bytes)] : parts,
+    parts: parts.length > 1 && bytes <= JOINED_BYTES ? [Buffer.concat(parts, bytes)] : parts,
     bytes,
   };
 }
 
 /**
- * The parts copied into one buffer a megabyte at a time, since copying a 30 MB answer at once stalls the process;
- * each part is let go once copied, so the answer is not held twice until it is whole.
+ * The parts as a stream to send, rather than copied into one buffer. The stream holds each part until it is read:
+ * an answer built for this request lets it go then, a kept one stays in the cache.
  */
-export async function joinInTurns(parts: Buffer[], bytes: number): Promise<Buffer> {
-  if (parts.length === 1 && parts[0]) return parts[0];
-  const body = Buffer.allocUnsafe(bytes);
-  let offset = 0;
-  let sinceTurn = 0;
-  for (const [i, part] of parts.entries()) {
-    part.copy(body, offset);
-    parts[i] = empty;
-    offset += part.length;
-    sinceTurn += part.length;
-    if (sinceTurn >= BYTES_PER_TURN) {
-      sinceTurn = 0;
-      await nextTurn();
-    }
-  }
-  return body;
-}
-
-/** The parts as a stream to send, each let go once read, rather than copied into one buffer. */
-export function partsStream(parts: Buffer[]): Readable {
+export function partsStream(parts: readonly Buffer[]): Readable {
+  const left = [...parts];
   return Readable.from(
     (function* () {
-      for (let part = parts.shift(); part !== undefined; part = parts.shift()) yield part;
+      for (let part = left.shift(); part !== undefined; part = left.shift()) yield part;
     })(),
     { objectMode: false },
   );

@@ -15,12 +15,13 @@ export interface Stamped {
   weight: number;
 }
 
-/** A serialized bundle-details answer. */
+/** A serialized bundle-details answer: one buffer, or over a megabyte its parts, never copied into one. */
 export interface CachedDetails extends Stamped {
-  body: Buffer;
+  parts: Buffer[];
+  bytes: number;
   etag: string;
-  /** The body compressed, each coding made once, when first asked for; the weight counts each once made. */
-  encoded?: Partial<Record<Coding, Promise<Buffer>>>;
+  /** The answer compressed, each coding made once, when first asked for; the weight counts each once made. */
+  encoded?: Partial<Record<Coding, Promise<Buffer[]>>>;
 }
 
 // Besides the value, each entry holds its key and stamps; this is a fair allowance for them and the Map slots.

@@ -1,4 +1,5 @@
-import type { Transform } from 'node:stream';
+import { Readable, type Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -40,6 +41,21 @@ export function compress(bytes: Buffer | string, coding: Coding, effort: Effort)
 export function compressor(coding: Coding, effort: Effort): Transform {
   if (coding === 'gzip') return zlib.createGzip({ level: levels[effort].gzip });
   return zlib.createBrotliCompress(brotliOptions(effort));
+}
+
+/** Bytes given in parts, compressed as one: a single part at once, several through a stream, none copied. */
+export async function compressParts(parts: Buffer[], coding: Coding, effort: Effort): Promise<Buffer[]> {
+  const [only] = parts;
+  if (parts.length === 1 && only) return [await compress(only, coding, effort)];
+  const out: Buffer[] = [];
+  await pipeline(
+    Readable.from(parts, { objectMode: false }),
+    compressor(coding, effort),
+    async (compressed) => {
+      for await (const chunk of compressed) out.push(chunk as Buffer);
+    },
+  );
+  return out;
 }
 
 /**

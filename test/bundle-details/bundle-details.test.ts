@@ -441,6 +441,23 @@ describeEachDatabase('bundle details', (ctx) => {
     assert.equal(head.headers['content-length'], String(bytes));
     assert.equal(head.rawPayload.byteLength, 0);
     assert.equal((await get({ 'if-none-match': tag })).statusCode, 304);
+
+    // Kept (no `at`): the parts stay in the cache, and every hit sends them all, plain or compressed once.
+    const kept = `/v1/bundles-details?bundleIds=${ids.join(',')}`;
+    const keptGet = (headers: Record<string, string> = {}) =>
+      ctx.app.inject({ method: 'GET', url: kept, headers: { 'x-api-key': ctx.key, ...headers } });
+    const now = JSON.stringify(
+      await getBundleDetails(ctx.db, answerLimits(ctx.config), 'acme', { bundleIds: ids.join(',') }),
+    );
+    for (let hit = 0; hit < 2; hit++) {
+      const answer = await keptGet();
+      assert.equal(answer.statusCode, 200);
+      assert.equal(answer.body, now, `request ${hit + 1}`);
+      assert.equal(answer.headers['content-length'], String(answer.rawPayload.byteLength));
+      const br = await keptGet({ 'accept-encoding': 'br' });
+      assert.equal(br.headers['content-encoding'], 'br');
+      assert.equal(brotliDecompressSync(br.rawPayload).toString('utf8'), now, `br ${hit + 1}`);
+    }
   });
 
   test('/healthz is answered between the rounds of a large answer', async () => {

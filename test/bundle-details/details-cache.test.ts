@@ -15,7 +15,8 @@ const missingId = 'bnd_01M7Z4FGHN62EHBXHK2BWGA38Q';
 test('the cache keeps the most recently used answers within its bytes', () => {
   const entry = (bytes: number) => ({
     stamps: new Map([['bnd_x', '1.1']]),
-    body: Buffer.alloc(bytes),
+    parts: [Buffer.alloc(bytes)],
+    bytes,
     etag: '"x"',
     validUntil: Number.POSITIVE_INFINITY,
     weight: bytes,

@@ -192,6 +192,26 @@ function lookup<T>(owner: object, items: readonly T[], key: (item: T) => string)
 const productsByProductId = (option: CatalogueOption) => lookup(option, option.products, (p) => p.productId);
 const optionsById = (bundle: CatalogueBundle) => lookup(bundle, bundle.options, (o) => o.id);
 
+type PricedEntry = NonNullable<CatalogueProduct['price']>;
+
+/** What a line shows of its catalogue entry, the same on every quote: made once per cached entry. */
+const entryViews = new WeakMap<PricedEntry, Pick<QuoteLine, 'listPrice' | 'adjustment'>>();
+
+function entryView(entry: PricedEntry): Pick<QuoteLine, 'listPrice' | 'adjustment'> {
+  let view = entryViews.get(entry);
+  if (view === undefined) {
+    view = {
+      listPrice: entry.listPrice === null ? null : toJsonNumber(toDecimal(entry.listPrice)),
+      adjustment:
+        entry.adjustment === null
+          ? null
+          : { ...entry.adjustment, allowUnitPriceEditing: entry.allowUnitPriceEditing },
+    };
+    entryViews.set(entry, view);
+  }
+  return view;
+}
+
 /**
  * Checks a configuration against its bundles' rules and prices it (docs/pricing.md), with no I/O: every violation
  * is collected, so a 422 lists them all at once. `at` is the RFC 3339 instant price books must be
@@ -216,7 +236,8 @@ export function priceQuote(
     multiplier: number,
     option: CatalogueOption,
     choices: Choice[],
-    where: { option: string; count: string },
+    /** Where problems with the option, and with its count of products, are reported (made only for a problem). */
+    where: { option: () => string; count: () => string },
   ) => {
     const count = choices.length;
     // An INCLUDED option is required: when present it holds at least one product, whatever its minCount.
@@ -224,20 +245,20 @@ export function priceQuote(
     if (minCount !== null && count < minCount) {
       report(
         'too_few_products',
-        where.count,
+        where.count(),
         `option ${option.id} needs at least ${minCount} products, not ${count}`,
       );
     }
     if (option.maxCount !== null && count > option.maxCount) {
       report(
         'too_many_products',
-        where.count,
+        where.count(),
         `option ${option.id} takes at most ${option.maxCount} products, not ${count}`,
       );
     }
     // An option with nothing chosen prices nothing, so its price book does not matter.
     const problem = count === 0 ? null : bookProblem(option.priceBook, at);
-    if (problem !== null) report(problem.code, where.option, `option ${option.id}: ${problem.message}`);
+    if (problem !== null) report(problem.code, where.option(), `option ${option.id}: ${problem.message}`);
     const book = problem === null ? option.priceBook : null;
 
     const byProductId = productsByProductId(option);
@@ -302,24 +323,23 @@ export function priceQuote(
       const unitPrice = input.unitPrice === undefined ? priced.unitPrice : toDecimal(input.unitPrice);
       const total = lineTotal(unitPrice, quantity, currency);
       totals.push(total);
+      const { listPrice, adjustment } = entryView(entry);
+      const priceBookUnitPrice = toJsonNumber(priced.unitPrice);
       lines.push({
         bundleId: bundle.id,
         optionId: option.id,
         productId: product.productId,
         quantity,
-        listPrice: entry.listPrice === null ? null : toJsonNumber(toDecimal(entry.listPrice)),
-        unitPrice: toJsonNumber(unitPrice),
-        adjustment:
-          entry.adjustment === null
-            ? null
-            : { ...entry.adjustment, allowUnitPriceEditing: entry.allowUnitPriceEditing },
+        listPrice,
+        unitPrice: edited ? toJsonNumber(unitPrice) : priceBookUnitPrice,
+        adjustment,
         total: toJsonNumber(total),
         trace: {
           priceBookId: book.id,
           optionProductId: product.id,
           defaulted: choice.defaulted,
           ...priced.trace,
-          priceBookUnitPrice: toJsonNumber(priced.unitPrice),
+          priceBookUnitPrice,
           unitPriceEdited: edited,
         },
       });
@@ -327,30 +347,30 @@ export function priceQuote(
   };
 
   request.bundles.forEach((requested, i) => {
-    const bundleAt = pointer('bundles', i);
+    const bundleAt = () => pointer('bundles', i);
     const bundle = catalogue.get(requested.bundleId);
     if (bundle === undefined) {
       report(
         'unknown_reference',
-        `${bundleAt}/bundleId`,
+        `${bundleAt()}/bundleId`,
         `there is no bundle ${JSON.stringify(requested.bundleId)}`,
       );
       return;
     }
     if (!bundle.isActive)
-      report('bundle_inactive', `${bundleAt}/bundleId`, `bundle ${bundle.id} is not active`);
+      report('bundle_inactive', `${bundleAt()}/bundleId`, `bundle ${bundle.id} is not active`);
     const multiplier = requested.quantity ?? 1;
     const options = optionsById(bundle);
     const chosen = new Set<string>();
     held = new Map();
 
     requested.options.forEach((requestedOption, j) => {
-      const optionAt = pointer('bundles', i, 'options', j);
+      const optionAt = () => pointer('bundles', i, 'options', j);
       const option = options.get(requestedOption.optionId);
       if (option === undefined) {
         report(
           'unknown_reference',
-          `${optionAt}/optionId`,
+          `${optionAt()}/optionId`,
           `bundle ${bundle.id} has no option ${JSON.stringify(requestedOption.optionId)}`,
         );
         return;
@@ -358,7 +378,7 @@ export function priceQuote(
       if (chosen.has(option.id)) {
         report(
           'duplicate_option',
-          `${optionAt}/optionId`,
+          `${optionAt()}/optionId`,
           `option ${option.id} is already chosen in this bundle`,
         );
         return;
@@ -371,24 +391,27 @@ export function priceQuote(
           defaulted: false,
         }),
       );
-      priceOption(bundle, multiplier, option, choices, { option: optionAt, count: `${optionAt}/products` });
+      priceOption(bundle, multiplier, option, choices, {
+        option: optionAt,
+        count: () => `${optionAt()}/products`,
+      });
     });
 
     // A left-out INCLUDED option has no place in the request: its problems point at the bundle's options.
-    const optionsAt = `${bundleAt}/options`;
+    const optionsAt = () => `${bundleAt()}/options`;
     for (const option of bundle.options) {
       if (option.type !== 'INCLUDED' || chosen.has(option.id)) continue;
       const fallback = option.products.find((p) => p.id === option.defaultOptionProductId);
       if (fallback === undefined) {
         report(
           'included_option_missing',
-          optionsAt,
+          optionsAt(),
           `the INCLUDED option ${option.id} is required and has no default product`,
         );
         continue;
       }
       const input = { productId: fallback.productId, quantity: defaultQuantity(fallback) };
-      const choice: Choice = { input, at: () => optionsAt, defaulted: true };
+      const choice: Choice = { input, at: optionsAt, defaulted: true };
       priceOption(bundle, multiplier, option, [choice], { option: optionsAt, count: optionsAt });
     }
 
@@ -400,7 +423,7 @@ export function priceQuote(
     for (const rule of bundle.rules) {
       if (ruleHolds(rule, configuration)) continue;
       const message = ruleMessage(rule);
-      violations.push({ code: 'rule_violated', ruleId: rule.id, in: 'body', pointer: optionsAt, message });
+      violations.push({ code: 'rule_violated', ruleId: rule.id, in: 'body', pointer: optionsAt(), message });
     }
   });
 

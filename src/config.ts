@@ -56,6 +56,9 @@ export const Config = Type.Object({
 });
 export type Config = Static<typeof Config>;
 
+// Checked by Ajv, which validates the requests too: TypeBox's own checker is 300 more modules to load.
+const checkConfig = new Ajv({ strict: false }).compile(Config);
+
 export class ConfigError extends Error {}
 
 /**
@@ -258,9 +261,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsEnabled: toggle(read('METRICS'), true, 'on', 'off'),
     metricsPort: read('METRICS_PORT') === undefined ? null : number('METRICS_PORT', 0),
   };
-  // Checked by Ajv, which validates the requests too: TypeBox's own checker is 300 more modules to load.
-  const check = new Ajv({ strict: false }).compile(Config);
-  const [first] = check(candidate) ? [] : (check.errors ?? []);
+  const [first] = checkConfig(candidate) ? [] : (checkConfig.errors ?? []);
   if (first) {
     const field = first.instancePath.split('/')[1] ?? '';
     const variable = environment.find((v) => v.field === field);

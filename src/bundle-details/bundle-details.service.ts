@@ -263,17 +263,6 @@ async function buildDetails<S extends DetailsSink>(
   });
 }
 
-/** A details answer serialized a bundle at a time into `coding` (DetailsAnswer). */
-function serializedInto(coding: Coding | null) {
-  const answer = new DetailsAnswer(coding);
-  return {
-    add: (details: BundleDetails) => answer.add(Buffer.from(JSON.stringify(details))),
-    afterRound: () => answer.drained(),
-    abandon: () => answer.abandon(),
-    finish: (notFound: string[]) => answer.finish(notFound),
-  };
-}
-
 export async function getBundleDetails(
   db: Db,
   limits: AnswerLimits,
@@ -344,8 +333,13 @@ export async function bundleDetailsBytes(
   // Each bundle is serialized as soon as its round is built, so only one round's objects are held at a time.
   const build = (at: string, coding: Coding | null) =>
     limits.gate.run(async () => {
-      const built = await buildDetails(db, limits.maxBytes, accountId, request, at, () =>
-        serializedInto(coding),
+      const built = await buildDetails(
+        db,
+        limits.maxBytes,
+        accountId,
+        request,
+        at,
+        () => new DetailsAnswer(coding),
       );
       return { ...built, written: await built.answer.finish(built.notFound) };
     });

@@ -3,6 +3,7 @@ import { Readable, type Transform } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { type Coding, compressor, minCompressedBytes } from '../http/compression.ts';
 import { partsTagger } from '../http/conditional.ts';
+import type { BundleDetails } from './bundle-details.schemas.ts';
 
 const opening = Buffer.from('{"bundles":[');
 const comma = Buffer.from(',');
@@ -17,8 +18,8 @@ export interface WrittenAnswer {
 }
 
 /**
- * The bytes JSON.stringify would make of `{ bundles, notFound }`, written a bundle at a time as the rounds build
- * them (bundles-details of 100 large bundles is 14 MB): hashed for the ETag as they come and, when `coding` names
+ * The bytes JSON.stringify would make of `{ bundles, notFound }`, each bundle serialized as its round builds
+ * it (bundles-details of 100 large bundles is 14 MB): hashed for the ETag as they come and, when `coding` names
  * one, compressed as they come once the answer reaches minCompressedBytes, so that an answer the client takes
  * compressed is never held whole in its plain form, nor copied into one buffer. A reading abandoned (a round saw a
  * bundle change, or the answer went over its budget) stops its compressor.
@@ -38,16 +39,16 @@ export class DetailsAnswer {
     this.#write(opening);
   }
 
-  add(bundle: Buffer): void {
+  add(details: BundleDetails): void {
     if (this.#bundles++ > 0) this.#write(comma);
-    this.#write(bundle);
+    this.#write(Buffer.from(JSON.stringify(details)));
   }
 
   /**
    * Waits while the compressor holds more than its buffer's worth: called between rounds, so that a build faster
    * than its compression does not queue the answer in front of it.
    */
-  async drained(): Promise<void> {
+  async afterRound(): Promise<void> {
     if (this.#compressor?.writableNeedDrain) await once(this.#compressor, 'drain');
   }
 

@@ -1,7 +1,3 @@
-import { nodeHttp } from './node-http.ts';
-
-const { maxHeaderSize, STATUS_CODES } = nodeHttp;
-
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { StaleVersionError, unavailability } from '../db/errors.ts';
@@ -16,6 +12,9 @@ import {
   problemCodes,
   problemType,
 } from '../problems.ts';
+import { nodeHttp } from './node-http.ts';
+
+const { maxHeaderSize, STATUS_CODES } = nodeHttp;
 
 type ValidationContext = 'body' | 'querystring' | 'params' | 'headers';
 

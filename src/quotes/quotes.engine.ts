@@ -177,40 +177,39 @@ function pricePointer(code: PriceErrorCode, entry: PriceEntry, choice: Choice): 
   }
 }
 
-// A catalogue comes from a cache, and nothing changes it: its lookups by id are made once, on its first quote.
-const lookups = new WeakMap<object, Map<string, unknown>>();
-
-function lookup<T>(owner: object, items: readonly T[], key: (item: T) => string): Map<string, T> {
-  let made = lookups.get(owner) as Map<string, T> | undefined;
-  if (made === undefined) {
-    made = new Map(items.map((item) => [key(item), item]));
-    lookups.set(owner, made);
-  }
-  return made;
+/**
+ * `make` of an object of a cached catalogue, made on its first quote and kept as long as the object: nothing changes
+ * a catalogue once cached.
+ */
+function perCatalogueObject<K extends object, V>(make: (owner: K) => V): (owner: K) => V {
+  const made = new WeakMap<K, V>();
+  return (owner) => {
+    let value = made.get(owner);
+    if (value === undefined) {
+      value = make(owner);
+      made.set(owner, value);
+    }
+    return value;
+  };
 }
 
-const productsByProductId = (option: CatalogueOption) => lookup(option, option.products, (p) => p.productId);
-const optionsById = (bundle: CatalogueBundle) => lookup(bundle, bundle.options, (o) => o.id);
+const productsByProductId = perCatalogueObject(
+  (option: CatalogueOption) => new Map(option.products.map((p) => [p.productId, p])),
+);
+const optionsById = perCatalogueObject(
+  (bundle: CatalogueBundle) => new Map(bundle.options.map((o) => [o.id, o])),
+);
 
-type PricedEntry = NonNullable<CatalogueProduct['price']>;
-
-/** What a line shows of its catalogue entry, the same on every quote: made once per cached entry. */
-const entryViews = new WeakMap<PricedEntry, Pick<QuoteLine, 'listPrice' | 'adjustment'>>();
-
-function entryView(entry: PricedEntry): Pick<QuoteLine, 'listPrice' | 'adjustment'> {
-  let view = entryViews.get(entry);
-  if (view === undefined) {
-    view = {
-      listPrice: entry.listPrice === null ? null : toJsonNumber(toDecimal(entry.listPrice)),
-      adjustment:
-        entry.adjustment === null
-          ? null
-          : { ...entry.adjustment, allowUnitPriceEditing: entry.allowUnitPriceEditing },
-    };
-    entryViews.set(entry, view);
-  }
-  return view;
-}
+/** What a line shows of its catalogue entry, the same on every quote. */
+const entryView = perCatalogueObject(
+  (entry: NonNullable<CatalogueProduct['price']>): Pick<QuoteLine, 'listPrice' | 'adjustment'> => ({
+    listPrice: entry.listPrice === null ? null : toJsonNumber(toDecimal(entry.listPrice)),
+    adjustment:
+      entry.adjustment === null
+        ? null
+        : { ...entry.adjustment, allowUnitPriceEditing: entry.allowUnitPriceEditing },
+  }),
+);
 
 /**
  * Checks a configuration against its bundles' rules and prices it (docs/pricing.md), with no I/O: every violation

@@ -64,7 +64,7 @@ export async function send(options: SendOptions): Promise<AttemptOutcome> {
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
-    attempt.abort(new Error(`no answer within ${options.timeoutMs} ms`));
+    attempt.abort();
   }, options.timeoutMs);
   const cut = () => attempt.abort(options.signal?.reason);
   options.signal?.addEventListener('abort', cut, { once: true });

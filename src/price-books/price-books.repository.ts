@@ -1,10 +1,20 @@
-import { type Insertable, PostgresAdapter, type Selectable, sql, type Updateable } from 'kysely';
+import {
+  type Expression,
+  type ExpressionBuilder,
+  type Insertable,
+  PostgresAdapter,
+  type Selectable,
+  type SqlBool,
+  sql,
+  type Updateable,
+} from 'kysely';
 import { jsonArrayFrom as postgresJsonArray } from 'kysely/helpers/postgres';
 import { jsonArrayFrom as sqliteJsonArray } from 'kysely/helpers/sqlite';
 import { toAdjustment, toPrice } from '../catalogue/stored-prices.ts';
 import type {
   Database,
   Executor,
+  OptionProductsTable,
   PriceBookPricesTable,
   PriceBookProductsTable,
   PriceBooksTable,
@@ -198,29 +208,103 @@ interface SearchValues extends Record<string, unknown> {
   keyId: string;
   priceBookId: string;
   pattern: string | null;
+  /** `q` as a GLOB pattern for SQLite's trigram index; null where the index cannot narrow the search. */
+  glob: string | null;
   currency: string | null;
   limit: number;
   offset: number;
 }
 
 /**
- * Up to how many entries a book is searched by a plan made once (PostgreSQL's generic plan of a prepared
- * statement), which reads the book's entries one by one; a larger book is planned for each search, so that a `q`
- * naming a few products is found through the trigram index whatever the book's size. Measured on the bench's
- * catalogue, a book of 1,000 entries: a `q` naming one product took 3.3 ms with the one plan and 2.4 ms planned
- * each time; a `q` matching a third of the book 4 ms and 21 ms (the planner took the trigram index, which reads
- * that `q`'s matches in the whole account). Planning alone costs ~1.5-2 ms.
+ * Up to how many entries a book is searched by reading its entries one by one. On PostgreSQL such a book is
+ * searched by a plan made once (the generic plan of a prepared statement); a larger book is planned for each
+ * search, so that a `q` naming a few products is found through the trigram index whatever the book's size.
+ * Measured on the bench's catalogue, a book of 1,000 entries: a `q` naming one product took 3.3 ms with the one
+ * plan and 2.4 ms planned each time; a `q` matching a third of the book 4 ms and 21 ms (the planner took the
+ * trigram index, which reads that `q`'s matches in the whole account). Planning alone costs ~1.5-2 ms.
+ * On SQLite a larger book is searched through the trigram index when `q` is selective (INDEXED_MATCHES_AT_MOST).
  */
 const ENTRIES_FOR_ONE_PLAN = 1_000;
+
+/**
+ * SQLite, a book over ENTRIES_FOR_ONE_PLAN entries: its search goes through the trigram index when `q` holds at
+ * most this many option products in the whole database (every account's), and reads the book's entries otherwise.
+ * The index reads each candidate's text back to check it: about 2 us a match against 0.25 us an entry read in
+ * order, so only a `q` matching a small part of a large book gains from it. Finding that out costs at most this
+ * many candidates.
+ */
+const INDEXED_MATCHES_AT_MOST = 63;
 
 /** Books found no larger than ENTRIES_FOR_ONE_PLAN by their last search here, by account and id; the oldest go. */
 const smallBooks = new Set<string>();
 const SMALL_BOOKS_KEPT = 10_000;
 
+/** The trigram index of option products' search texts on SQLite (migration 0011), keyed by their rowid. */
+type SearchIndexTables = {
+  option_products_search: { rowid: number; search_text: string };
+};
+
+/** The tables a search's matches are read from, by the names the statement gives them. */
+interface EntryAliases {
+  b: PriceBooksTable;
+  p: OptionProductsTable;
+  e: PriceBookProductsTable;
+}
+
+/** A GLOB pattern matching the texts that hold `q`, or null where no run of three characters lets the trigram
+ * index narrow the search (it would read every row of the index). */
+function searchGlob(q: string): string | null {
+  const literal = q.toLowerCase();
+  if (!/[^*?[\]]{3}/.test(literal)) return null;
+  return `*${literal.replace(/[*?[]/g, '[$&]')}*`;
+}
+
 const searchStatement = shapedStatement(
-  (values: SearchValues) => ({ q: values.pattern !== null, currency: values.currency !== null }),
-  (db, slot, shape) => {
-    const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  (values: SearchValues) => ({
+    q: values.pattern !== null,
+    index: values.glob !== null,
+    currency: values.currency !== null,
+  }),
+  (executor, slot, shape) => {
+    const postgres = executor.getExecutor().adapter instanceof PostgresAdapter;
+    const indexed = shape.index && !postgres;
+    const db = executor.withTables<SearchIndexTables>();
+    // The book's entries, up to one more than ENTRIES_FOR_ONE_PLAN: whether the book is large.
+    const bookSize = db
+      .selectFrom((inner) =>
+        inner
+          .selectFrom('price_book_products')
+          .select('product_id')
+          .where('account_id', '=', slot.accountId)
+          .where('price_book_id', '=', slot.priceBookId)
+          .limit(ENTRIES_FOR_ONE_PLAN + 1)
+          .as('counted'),
+      )
+      .select((eb) => eb.fn.countAll<number>().as('n'));
+    const selectiveMatches = db
+      .selectFrom((inner) =>
+        inner
+          .selectFrom('option_products_search')
+          .select('rowid')
+          .where(sql<boolean>`search_text glob ${slot.glob}`)
+          .limit(INDEXED_MATCHES_AT_MOST + 1)
+          .as('candidates'),
+      )
+      .select((eb) => eb.fn.countAll<number>().as('n'));
+    // The same rows whichever way they are reached: the book's entries for its option's products that hold `q`.
+    const bookEntries = (eb: ExpressionBuilder<Database & EntryAliases, keyof EntryAliases>) =>
+      eb.and([
+        eb('b.account_id', '=', slot.accountId),
+        eb('b.id', '=', slot.priceBookId),
+        eb('p.account_id', '=', slot.accountId),
+        ...(postgres ? [] : [eb('p.option_id', '=', eb.ref('b.bundle_option_id'))]),
+        eb('e.account_id', '=', slot.accountId),
+        eb('e.price_book_id', '=', slot.priceBookId),
+        eb('e.option_id', '=', eb.ref('p.option_id')),
+        eb('e.product_id', '=', eb.ref('p.product_id')),
+        ...(shape.q ? [sql<boolean>`p.search_text like ${slot.pattern} escape '\\'`] : []),
+      ]);
+    const columns = ['p.product_id', 'p.display_order', 'p.id', 'e.allow_unit_price_editing'] as const;
     return (
       db
         .with('book', (qb) =>
@@ -230,28 +314,60 @@ const searchStatement = shapedStatement(
             .where('account_id', '=', slot.accountId)
             .where('id', '=', slot.priceBookId),
         )
-        // SQLite has no statistics and no index for a substring: it reads the option's products in display order,
-        // each looked up among the book's entries, an order its cross joins impose. PostgreSQL chooses its own
-        // order; it is given the book's id alone, not the book's option (a value read from another row is planned
-        // as an average), so it can weigh the book's size against what the trigram index says about `q`.
-        // Materialized: the count and the page read it once.
+        // The book's size and whether the matches are read through the index, decided once before either way of
+        // reading runs: SQLite reads the gate's one row first and skips the way whose condition it fails.
+        .with(
+          (cte) => cte('gate').materialized(),
+          (qb) =>
+            qb.selectFrom(bookSize.as('size')).select((eb) => {
+              const throughIndex: Expression<SqlBool> = indexed
+                ? eb
+                    .case()
+                    .when('size.n', '>', ENTRIES_FOR_ONE_PLAN)
+                    .then(eb(selectiveMatches, '<=', INDEXED_MATCHES_AT_MOST))
+                    .else(sql<SqlBool>`0`)
+                    .end()
+                : sql<SqlBool>`0`;
+              return ['size.n as entries', eb.cast<number>(throughIndex, 'integer').as('indexed')];
+            }),
+        )
+        // SQLite has no statistics: it reads the option's products in display order, each looked up among the
+        // book's entries, an order its cross joins impose, or, through the gate, the trigram index's matches, each
+        // looked up by rowid. PostgreSQL chooses its own order; it is given the book's id alone, not the book's
+        // option (a value read from another row is planned as an average), so it can weigh the book's size against
+        // what the trigram index says about `q`. Materialized: the count and the page read it once.
         .with(
           (cte) => cte('matches').materialized(),
-          (qb) =>
-            qb
+          (qb) => {
+            const entries = qb
               .selectFrom('price_books as b')
               .crossJoin('option_products as p')
               .crossJoin('price_book_products as e')
-              .select(['p.product_id', 'p.display_order', 'p.id', 'e.allow_unit_price_editing'])
-              .where('b.account_id', '=', slot.accountId)
-              .where('b.id', '=', slot.priceBookId)
-              .where('p.account_id', '=', slot.accountId)
-              .$if(!postgres, (qb) => qb.whereRef('p.option_id', '=', 'b.bundle_option_id'))
-              .where('e.account_id', '=', slot.accountId)
-              .where('e.price_book_id', '=', slot.priceBookId)
-              .whereRef('e.option_id', '=', 'p.option_id')
-              .whereRef('e.product_id', '=', 'p.product_id')
-              .$if(shape.q, (qb) => qb.where(sql<boolean>`p.search_text like ${slot.pattern} escape '\\'`)),
+              .select(columns)
+              .where(bookEntries);
+            if (!indexed) return entries;
+            return qb
+              .selectFrom('gate as g')
+              .crossJoin('price_books as b')
+              .crossJoin('option_products_search as s')
+              .crossJoin('option_products as p')
+              .crossJoin('price_book_products as e')
+              .select(columns)
+              .where('g.indexed', '=', 1)
+              .where(sql<boolean>`s.search_text glob ${slot.glob}`)
+              .where(sql<boolean>`p.rowid = s.rowid`)
+              .where(bookEntries)
+              .unionAll(
+                qb
+                  .selectFrom('gate as g')
+                  .crossJoin('price_books as b')
+                  .crossJoin('option_products as p')
+                  .crossJoin('price_book_products as e')
+                  .select(columns)
+                  .where('g.indexed', '=', 0)
+                  .where(bookEntries),
+              );
+          },
         )
         .with('page', (qb) =>
           qb
@@ -279,23 +395,12 @@ const searchStatement = shapedStatement(
             .whereRef('pr.price_book_id', '=', 'b.id')
             .whereRef('pr.product_id', '=', 'm.product_id')
             .$if(shape.currency, (qb) => qb.where('pr.currency', '=', slot.currency));
-          const entries = eb
-            .selectFrom((inner) =>
-              inner
-                .selectFrom('price_book_products')
-                .select('product_id')
-                .where('account_id', '=', slot.accountId)
-                .where('price_book_id', '=', slot.priceBookId)
-                .limit(ENTRIES_FOR_ONE_PLAN + 1)
-                .as('counted'),
-            )
-            .select(eb.fn.countAll<number>().as('n'));
           return [
             'k.revoked_at',
             'b.id as book_id',
             'b.is_deleted',
             eb.selectFrom('matches').select(eb.fn.countAll().as('n')).as('total'),
-            entries.as('entries'),
+            eb.selectFrom('gate').select('entries').as('entries'),
             'm.product_id',
             'p.properties',
             'm.allow_unit_price_editing',
@@ -325,6 +430,8 @@ export async function searchEntries(
   search: PricedProductsSearch,
 ): Promise<{ keyLive: boolean; page: PricedProductsPage | undefined }> {
   const book = `${accountId}\n${priceBookId}`;
+  const small = smallBooks.has(book);
+  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
   const { rows } = await db.executeQuery(
     searchStatement(
       db,
@@ -333,11 +440,13 @@ export async function searchEntries(
         keyId,
         priceBookId,
         pattern: search.q === '' ? null : searchPattern(search.q),
+        // A book known to be small is read entry by entry, with no look at the index first.
+        glob: postgres || small ? null : searchGlob(search.q),
         currency: search.currency ?? null,
         limit: search.limit,
         offset: search.offset,
       },
-      { prepared: smallBooks.has(book) },
+      { prepared: small },
     ),
   );
   const [first] = rows;

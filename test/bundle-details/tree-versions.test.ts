@@ -40,7 +40,8 @@ describeEachDatabase('bundles.tree_version triggers', (ctx) => {
           ).rows.flatMap((r) => r.events.split(',').map((e) => `${r.table} ${e}`))
         : (
             await sql<{ table: string; sql: string }>`
-              select tbl_name as "table", sql from sqlite_master where type = 'trigger'`.execute(ctx.db)
+              select tbl_name as "table", sql from sqlite_master
+              where type = 'trigger' and name glob '*_tree_*'`.execute(ctx.db)
           ).rows.map(
             (r) => `${r.table} ${/after (insert|update|delete) on/i.exec(r.sql)?.[1]?.toLowerCase()}`,
           );

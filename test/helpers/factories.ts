@@ -5,7 +5,7 @@ import type { CallResult, TestContext } from './app.ts';
 // biome-ignore lint/suspicious/noExplicitAny: tests read response JSON freely and assert on it
 type Json = any;
 
-function expectStatus(result: CallResult, status: number, what: string): Json {
+export function expectStatus(result: CallResult, status: number, what: string): Json {
   if (result.status !== status) {
     throw new Error(`${what}: expected ${status}, got ${result.status}: ${result.text}`);
   }

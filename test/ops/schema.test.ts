@@ -47,8 +47,12 @@ async function postgresKeys(database: TestDatabase): Promise<Key[]> {
 async function sqliteKeys(database: TestDatabase): Promise<Key[]> {
   const { db } = database.handle;
   const keys: Key[] = [];
+  // Ordinary tables only: the shadow tables of the search's FTS5 index (migration 0011) are that index's own
+  // storage, keyed by option_products' rowid, and every match read from it is joined back to its account's row.
   const tables = await sql<{ name: string }>`
-    select name from sqlite_master where type = 'table' and name not like 'sqlite_%'`.execute(db);
+    select name from pragma_table_list where schema = 'main' and type = 'table' and name not like 'sqlite_%'`.execute(
+    db,
+  );
   for (const { name: table } of tables.rows) {
     const indexes = await sql<{ name: string; unique: number; origin: string }>`
       select name, "unique", origin from pragma_index_list(${table})`.execute(db);

@@ -267,7 +267,8 @@ const searchStatement = shapedStatement(
   }),
   (executor, slot, shape) => {
     const postgres = executor.getExecutor().adapter instanceof PostgresAdapter;
-    const indexed = shape.index && !postgres;
+    // Only SQLite has the index: searchEntries gives no GLOB pattern on PostgreSQL.
+    const indexed = shape.index;
     const db = executor.withTables<SearchIndexTables>();
     // The book's entries, up to one more than ENTRIES_FOR_ONE_PLAN: whether the book is large.
     const bookSize = db

@@ -13,6 +13,8 @@ declare module 'autocannon' {
     connections?: number;
     duration?: number;
     timeout?: number;
+    /** Called with each client as it is made. */
+    setupClient?: (client: { pipelinedRequests: { addBody: (chunk: Buffer) => void } }) => void;
   }
 
   interface Result {

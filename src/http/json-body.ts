@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import { AppError, pointer } from '../problems.ts';
+import { arrayBoundsOf, structuralProblem } from './body-bounds.ts';
 
 /** Arrays and objects nest at most this deep in a body; the deepest the API reads is 6. */
 export const MAX_JSON_DEPTH = 32;
@@ -20,28 +21,19 @@ export function poisonedAt(value: Json, path: (string | number)[] = []): string 
   return null;
 }
 
-/**
- * Whether JSON text nests arrays and objects deeper than `max`, found by scanning the text before it is parsed, so
- * that no deep value is ever built and no later walk of the body can run out of stack.
- */
-function nestsDeeperThan(text: string, max: number): boolean {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x7b || c === 0x5b) {
-      if (++depth > max) return true;
-    } else if (c === 0x7d || c === 0x5d) depth--;
-  }
-  return false;
-}
-
 export const refused = (code: 'malformed_json' | 'validation_failed', item: string, message: string) =>
   new AppError(code, `body: ${message}`, { errors: [{ code: item, in: 'body', pointer: '', message }] });
+
+const tooDeep = () =>
+  refused('validation_failed', 'too_deep', `nests arrays and objects more than ${MAX_JSON_DEPTH} deep`);
+
+/** The problem the validator reports for an array past its maxItems, found before the body is parsed. */
+function tooManyItems(at: string, maxItems: number): AppError {
+  const message = `must NOT have more than ${maxItems} items`;
+  return new AppError('validation_failed', `body ${at || '/'}: ${message}`, {
+    errors: [{ code: 'invalid_max_items', in: 'body', pointer: at, message }],
+  });
+}
 
 export function forbiddenKey(at: string): AppError {
   return new AppError('validation_failed', `body ${at || '/'}: this field name is not allowed`, {
@@ -64,14 +56,21 @@ export function registerJsonBody(app: FastifyInstance): void {
       done(refused('malformed_json', 'invalid_utf8', 'is not valid UTF-8'), undefined);
       return;
     }
-    const text = bytes.toString('utf8');
-    if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
+    // Before the bytes become text and values: a body nested too deep, or holding an array past its bound, is
+    // refused at the first byte that shows it.
+    const problem = structuralProblem(
+      bytes,
+      arrayBoundsOf(request.routeOptions.schema?.body),
+      MAX_JSON_DEPTH,
+    );
+    if (problem !== null) {
       done(
-        refused('validation_failed', 'too_deep', `nests arrays and objects more than ${MAX_JSON_DEPTH} deep`),
+        problem.kind === 'too_deep' ? tooDeep() : tooManyItems(problem.pointer, problem.maxItems),
         undefined,
       );
       return;
     }
+    const text = bytes.toString('utf8');
     if (text.trim() === '') {
       done(null, undefined);
       return;

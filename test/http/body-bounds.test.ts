@@ -1,0 +1,159 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { Type } from 'typebox';
+import { arrayBoundsOf, structuralProblem } from '../../src/http/body-bounds.ts';
+import { MAX_JSON_DEPTH } from '../../src/http/json-body.ts';
+import { validatorCompiler } from '../../src/http/validation.ts';
+import { QuoteRequest } from '../../src/quotes/quotes.schemas.ts';
+
+// Committed seeds, so npm test runs the same cases every time; change them locally to explore others.
+const SEEDS = [1, 2, 3];
+const RUNS = 400;
+
+const scan = (text: string, schema: unknown, maxDepth = MAX_JSON_DEPTH) =>
+  structuralProblem(Buffer.from(text), arrayBoundsOf(schema), maxDepth);
+
+type Validate = ((value: unknown) => boolean) & {
+  errors?: { keyword: string; instancePath: string; params: Record<string, unknown> }[] | null;
+};
+const validatorOf = (schema: object) =>
+  validatorCompiler({ schema, httpPart: 'body', method: 'POST', url: '/' }) as unknown as Validate;
+
+describe('the structure of a body, read from its bytes before it is parsed', () => {
+  it('an array past its bound in a quote is found at its pointer, indices and all, through the components', () => {
+    const products = Array.from({ length: 1001 }, (_, i) => ({ productId: `P${i}`, quantity: 1 }));
+    const body = {
+      currency: 'USD',
+      bundles: [
+        { bundleId: 'b0', options: [] },
+        {
+          bundleId: 'b1',
+          options: [
+            { optionId: 'o0', products: [] },
+            { optionId: 'o1', products },
+          ],
+        },
+      ],
+    };
+    assert.deepEqual(scan(JSON.stringify(body), QuoteRequest), {
+      kind: 'too_many_items',
+      pointer: '/bundles/1/options/1/products',
+      maxItems: 1000,
+    });
+    // The validator says the same of the same body.
+    const validate = validatorOf(QuoteRequest);
+    assert.equal(validate(body), false);
+    assert.ok(
+      validate.errors?.some(
+        (e) => e.keyword === 'maxItems' && e.instancePath === '/bundles/1/options/1/products',
+      ),
+    );
+  });
+
+  it('stops at the first item past the bound, whatever follows', () => {
+    const text = `{"currency":"USD","bundles":[${'1,'.repeat(101)} this is not JSON`;
+    assert.deepEqual(scan(text, QuoteRequest), {
+      kind: 'too_many_items',
+      pointer: '/bundles',
+      maxItems: 100,
+    });
+  });
+
+  it('counts items, not the commas and brackets inside their texts', () => {
+    const tricky = Array.from({ length: 100 }, (_, i) => `[,]\\"{,${i}`);
+    const schema = Type.Object({ list: Type.Array(Type.String(), { maxItems: 100 }) });
+    assert.equal(scan(JSON.stringify({ list: tricky }), schema), null);
+    assert.deepEqual(scan(JSON.stringify({ list: [...tricky, 'one more'] }), schema), {
+      kind: 'too_many_items',
+      pointer: '/list',
+      maxItems: 100,
+    });
+  });
+
+  it('reads escaped names, and writes names that need it escaped in the pointer', () => {
+    const schema = Type.Object({ 'a/b~c': Type.Array(Type.Integer(), { maxItems: 2 }) });
+    assert.deepEqual(scan('{"a\\/b\\u007ec": [1, 2, 3]}', schema), {
+      kind: 'too_many_items',
+      pointer: '/a~1b~0c',
+      maxItems: 2,
+    });
+  });
+
+  it('leaves unbounded, under a union, under an unknown name and without a schema, to the validator', () => {
+    const many = `[${Array(50).fill(0).join(',')}]`;
+    const union = Type.Object({
+      either: Type.Union([Type.Array(Type.Integer(), { maxItems: 2 }), Type.String()]),
+    });
+    assert.equal(scan(`{"either":${many}}`, union), null);
+    const known = Type.Object({ list: Type.Array(Type.Integer(), { maxItems: 2 }) });
+    assert.equal(scan(`{"other":${many}}`, known), null);
+    assert.equal(scan(`{"list":${many}}`, undefined), null);
+    assert.equal(scan(`{"list":${many}}`, Type.Object({ list: Type.Array(Type.Integer()) })), null);
+  });
+
+  it(`finds nesting past ${MAX_JSON_DEPTH} as the text is read, however deep`, () => {
+    for (const depth of [MAX_JSON_DEPTH + 1, 200_000]) {
+      assert.deepEqual(scan(`{"a":${'['.repeat(depth)}${']'.repeat(depth)}}`, undefined), {
+        kind: 'too_deep',
+      });
+    }
+    const atTheLimit = `${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}`;
+    assert.equal(scan(atTheLimit, undefined), null);
+    assert.equal(scan(JSON.stringify({ a: '['.repeat(100) }), undefined), null);
+  });
+
+  // The oracle is the validator the routes use: whatever the scan refuses, it refuses at the same pointer for the
+  // same reason, and a body it refuses for an array's length the scan refuses too (the schema has no union).
+  const Leaf = Type.Object({
+    tags: Type.Array(Type.String(), { maxItems: 2 }),
+    n: Type.Optional(Type.Integer()),
+  });
+  const Shape = Type.Object({
+    list: Type.Array(Leaf, { maxItems: 3 }),
+    grid: Type.Optional(Type.Array(Type.Array(Type.Integer(), { maxItems: 2 }), { maxItems: 2 })),
+  });
+  const validate = validatorOf(Shape);
+  const leaf = fc.record(
+    {
+      tags: fc.array(fc.oneof(fc.string(), fc.constantFrom('[', ']', ',', '"', '\\', '{}')), {
+        maxLength: 4,
+      }),
+      n: fc.integer(),
+      extra: fc.jsonValue({ maxDepth: 2 }),
+    },
+    { requiredKeys: ['tags'] },
+  );
+  const body = fc.record(
+    {
+      list: fc.array(leaf, { maxLength: 5 }),
+      grid: fc.array(fc.array(fc.integer(), { maxLength: 4 }), { maxLength: 4 }),
+      other: fc.jsonValue({ maxDepth: 3 }),
+    },
+    { requiredKeys: ['list'] },
+  );
+  for (const seed of SEEDS) {
+    it(`agrees with the validator on the lengths of arrays, ${RUNS} bodies of seed ${seed}`, () => {
+      fc.assert(
+        fc.property(body, fc.boolean(), fc.boolean(), (value, spaced, escaped) => {
+          let text = JSON.stringify(value, null, spaced ? 2 : undefined);
+          if (escaped) text = text.replaceAll('"list"', '"l\\u0069st"');
+          const found = scan(text, Shape);
+          validate(value);
+          const lengthErrors = (validate.errors ?? []).filter((e) => e.keyword === 'maxItems');
+          if (found === null) {
+            assert.deepEqual(lengthErrors, []);
+          } else {
+            assert.equal(found.kind, 'too_many_items');
+            if (found.kind !== 'too_many_items') return;
+            assert.ok(
+              lengthErrors.some((e) => e.instancePath === found.pointer && e.params.limit === found.maxItems),
+              `${found.pointer} in ${JSON.stringify(lengthErrors)}`,
+            );
+          }
+        }),
+        { seed, numRuns: RUNS },
+      );
+    });
+  }
+});

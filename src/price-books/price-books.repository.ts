@@ -10,6 +10,7 @@ import {
 } from 'kysely';
 import { jsonArrayFrom as postgresJsonArray } from 'kysely/helpers/postgres';
 import { jsonArrayFrom as sqliteJsonArray } from 'kysely/helpers/sqlite';
+import { stampsOf } from '../catalogue/catalogue.repository.ts';
 import { toAdjustment, toPrice } from '../catalogue/stored-prices.ts';
 import type {
   Database,
@@ -308,12 +309,19 @@ const searchStatement = shapedStatement(
     const columns = ['p.product_id', 'p.display_order', 'p.id', 'e.allow_unit_price_editing'] as const;
     return (
       db
+        // With its bundle's stamp, read in the same snapshot as the matches: what a cached answer is checked by.
         .with('book', (qb) =>
           qb
-            .selectFrom('price_books')
-            .select(['id', 'is_deleted'])
-            .where('account_id', '=', slot.accountId)
-            .where('id', '=', slot.priceBookId),
+            .selectFrom('price_books as pb')
+            .innerJoin('bundle_options as o', (join) =>
+              join.onRef('o.account_id', '=', 'pb.account_id').onRef('o.id', '=', 'pb.bundle_option_id'),
+            )
+            .innerJoin('bundles as bu', (join) =>
+              join.onRef('bu.account_id', '=', 'o.account_id').onRef('bu.id', '=', 'o.bundle_id'),
+            )
+            .select(['pb.id', 'pb.is_deleted', 'bu.id as bundle_id', 'bu.version', 'bu.tree_version'])
+            .where('pb.account_id', '=', slot.accountId)
+            .where('pb.id', '=', slot.priceBookId),
         )
         // The book's size and whether the matches are read through the index, decided once before either way of
         // reading runs: SQLite reads the gate's one row first and skips the way whose condition it fails.
@@ -400,6 +408,9 @@ const searchStatement = shapedStatement(
             'k.revoked_at',
             'b.id as book_id',
             'b.is_deleted',
+            'b.bundle_id',
+            'b.version',
+            'b.tree_version',
             eb.selectFrom('matches').select(eb.fn.countAll().as('n')).as('total'),
             eb.selectFrom('gate').select('entries').as('entries'),
             'm.product_id',
@@ -429,7 +440,7 @@ export async function searchEntries(
   keyId: string,
   priceBookId: string,
   search: PricedProductsSearch,
-): Promise<{ keyLive: boolean; page: PricedProductsPage | undefined }> {
+): Promise<{ keyLive: boolean; page: PricedProductsPage | undefined; stamps: Map<string, string> }> {
   const book = `${accountId}\n${priceBookId}`;
   const small = smallBooks.has(book);
   const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
@@ -451,15 +462,19 @@ export async function searchEntries(
     ),
   );
   const [first] = rows;
-  if (!first) return { keyLive: false, page: undefined };
+  if (!first) return { keyLive: false, page: undefined, stamps: new Map() };
   const keyLive = first.revoked_at === null;
-  if (first.book_id === null) return { keyLive, page: undefined };
+  if (first.book_id === null || first.bundle_id === null)
+    return { keyLive, page: undefined, stamps: new Map() };
+  const stamps = stampsOf([
+    { id: first.bundle_id, version: Number(first.version), tree_version: Number(first.tree_version) },
+  ]);
   smallBooks.delete(book);
   if (Number(first.entries) <= ENTRIES_FOR_ONE_PLAN) {
     smallBooks.add(book);
     if (smallBooks.size > SMALL_BOOKS_KEPT) smallBooks.delete(smallBooks.values().next().value as string);
   }
-  if (first.is_deleted) return { keyLive, page: { total: 0, results: [] } };
+  if (first.is_deleted) return { keyLive, page: { total: 0, results: [] }, stamps };
   const results: PricedProduct[] = [];
   for (const row of rows) {
     if (row.product_id === null || row.properties === null || row.allow_unit_price_editing === null) continue;
@@ -473,7 +488,7 @@ export async function searchEntries(
     };
     results.push(toPricedProduct(entry, stored));
   }
-  return { keyLive, page: { total: Number(first.total), results } };
+  return { keyLive, page: { total: Number(first.total), results }, stamps };
 }
 
 /** A product's price row in one currency, with its entry's flag; none when either is missing. */

@@ -1,4 +1,6 @@
+import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
+import { StampedCache } from '../catalogue/stamped-cache.ts';
 import { expectedVersions, tagged, taggedWrite } from '../http/conditional.ts';
 import { tag } from '../http/openapi.ts';
 import type { Routes } from '../http/routes.ts';
@@ -23,6 +25,7 @@ import {
   ProductVariantTable,
 } from './price-books.schemas.ts';
 import {
+  type CachedSearch,
   createPriceBook,
   deleteAdjustment,
   deletePriceBook,
@@ -50,7 +53,11 @@ const RuleViolation = Type.Ref('Problem', {
 const deletedBookReads =
   'A deleted price book no longer serves its entries: this read answers as though the book had none.';
 
-export const priceBooksRoutes: Routes = async (app, { db }) => {
+export const priceBooksRoutes: Routes = async (app, { db, config, metrics }) => {
+  // Bounded like the details cache, and like it checked against the database on every request.
+  const searches =
+    config.detailsCacheBytes > 0 ? new StampedCache<CachedSearch>(config.detailsCacheBytes) : null;
+  if (searches) metrics.watchCache('searches', searches);
   app.post(
     '/pricebooks',
     {
@@ -231,7 +238,9 @@ export const priceBooksRoutes: Routes = async (app, { db }) => {
         description:
           'Products with an entry in the book, in the option’s product order (displayOrder, then id). `q` ' +
           'matches a case-insensitive substring (Unicode case folding) of the productId or of any property ' +
-          'value. ' +
+          'value. The ETag is a hash of the answer: with If-None-Match naming it, an unchanged answer is a 304. ' +
+          'An answer is kept, and the same search again is answered from it while nothing in the book’s bundle ' +
+          'has changed (checked on every request). ' +
           `${deletedBookReads} (total 0).`,
         tags,
         params: PriceBookParams,
@@ -239,14 +248,18 @@ export const priceBooksRoutes: Routes = async (app, { db }) => {
         response: { 200: Type.With(PricedProductsPage, { description: 'A page of matching products' }) },
       },
     },
-    async (request) =>
-      searchPricedProducts(
+    async (request, reply) => {
+      const { bytes, etag } = await searchPricedProducts(
         db,
+        searches,
         request.account,
         request.unconfirmedKey,
         request.params.priceBookId,
         request.query,
-      ),
+      );
+      // Already serialized: the bytes go out as they are. The response schema documents them in /openapi.json.
+      return (reply as FastifyReply).header('etag', etag).type('application/json; charset=utf-8').send(bytes);
+    },
   );
 
   app.get(

@@ -1,8 +1,10 @@
+import { type Stamped, type StampedCache, throughStamps } from '../catalogue/stamped-cache.ts';
 import { toAdjustment, toStoredAdjustment, toStoredPrice } from '../catalogue/stored-prices.ts';
 import type { Db, Executor } from '../db/database.ts';
 import { type ExpectedVersions, lockRoot, type Versioned } from '../db/roots.ts';
 import { readSnapshot } from '../db/snapshot.ts';
 import { recordEvent } from '../events/events.service.ts';
+import { bytesTag } from '../http/conditional.ts';
 import { decodeNextKey, encodeNextKey } from '../http/next-key.ts';
 import { newId } from '../ids.ts';
 import type { Account, UnconfirmedKey } from '../keys/keys.service.ts';
@@ -48,7 +50,6 @@ import type {
   PriceBookListQuery,
   PriceBookPatchBody,
   PricedProduct,
-  PricedProductsPage,
   PricedProductsQuery,
   PriceWrite,
   ProductVariantsBody,
@@ -568,26 +569,71 @@ export async function deleteAdjustment(
   });
 }
 
+/** A search's answer as it is sent, and the stamp of the bundle its book belongs to, which tells if it holds. */
+export interface CachedSearch extends Stamped {
+  bytes: Buffer;
+  etag: string;
+}
+
 /**
- * One statement, which also confirms the request's `key` when it is unconfirmed (src/db/search-text.ts says what
- * `q` matches and why it is matched against stored text).
+ * A page of the book's products, serialized, with its ETag. The first time a search is asked it is one statement,
+ * which also confirms the request's `key` when it is unconfirmed (src/db/search-text.ts says what `q` matches and
+ * why it is matched against stored text); its answer is then kept in `cache` with the stamp of the book's bundle,
+ * read in the same statement, and the same search again is answered from it while that stamp holds: one statement,
+ * the stamp with the key (throughStamps), as a warm bundle-details read is. Every write to the book, its entries
+ * and prices, or the option's products moves that stamp.
  */
 export async function searchPricedProducts(
   db: Db,
+  cache: StampedCache<CachedSearch> | null,
   account: Account,
   key: UnconfirmedKey | null,
   id: string,
   query: PricedProductsQuery,
-): Promise<PricedProductsPage> {
-  const { keyLive, page } = await searchEntries(db, account.id, account.keyId, id, {
+): Promise<CachedSearch> {
+  const search = {
     q: query.q ?? '',
     currency: query.currency,
     limit: query.limit ?? 25,
     offset: query.offset ?? 0,
-  });
-  key?.confirm(keyLive);
-  if (!page) throw notFound('Price book', id);
-  return page;
+  };
+  const build = async () => {
+    const { keyLive, page, stamps } = await searchEntries(db, account.id, account.keyId, id, search);
+    key?.confirm(keyLive);
+    if (!page) throw notFound('Price book', id);
+    const bytes = Buffer.from(JSON.stringify(page));
+    return { bytes, etag: bytesTag(bytes), weight: bytes.length, stamps };
+  };
+  const entryKey = JSON.stringify([
+    account.id,
+    id,
+    search.q,
+    search.currency ?? null,
+    search.limit,
+    search.offset,
+  ]);
+  const held = cache?.get(entryKey);
+  if (cache === null || held === undefined) {
+    const built = { ...(await build()), validUntil: Number.POSITIVE_INFINITY };
+    if (cache !== null) {
+      cache.misses++;
+      cache.set(entryKey, built);
+    }
+    return built;
+  }
+  const { entry } = await throughStamps(
+    db,
+    cache,
+    account.id,
+    key,
+    [...held.stamps.keys()],
+    entryKey,
+    async () => {
+      const { stamps, ...value } = await build();
+      return { value, books: [], stamps };
+    },
+  );
+  return entry;
 }
 
 async function variantTableOf(

@@ -256,6 +256,14 @@ describeEachDatabase('a revoked key across instances', (ctx) => {
             body: priced.configure,
           });
           assert.equal(configured.status, 200, configured.text);
+          const searched = await callApp(
+            app,
+            made.plaintext,
+            'GET',
+            `/v1/pricebooks/${priced.base.priceBookId}/pricedProducts`,
+            {},
+          );
+          assert.equal(searched.status, 200, searched.text);
         }
       }
       await revokeApiKey(ctx.db, made.key.id);

@@ -534,11 +534,9 @@ describeEachDatabase('priced products search', (ctx) => {
     const counted = countingQueries(ctx.db);
     const id = url.split('/').at(-1) ?? '';
     const account = (await authenticate(ctx.db, ctx.key, new KnownKeys())) as Account;
-    const page = await searchPricedProducts(counted.db, account, null, id, {
-      q: 'écran',
-      limit: 1,
-      offset: 1,
-    });
+    const search = { q: 'écran', limit: 1, offset: 1 };
+    const { bytes } = await searchPricedProducts(counted.db, null, account, null, id, search);
+    const page = JSON.parse(bytes.toString()) as { total: number; results: { productId: string }[] };
     assert.deepEqual(
       page.results.map((r) => r.productId),
       ['mon-24'],

@@ -332,7 +332,7 @@ export interface paths {
         };
         /**
          * Search the products in a price book, with their prices
-         * @description Products with an entry in the book, in the option’s product order (displayOrder, then id). `q` matches a case-insensitive substring (Unicode case folding) of the productId or of any property value. A deleted price book no longer serves its entries: this read answers as though the book had none. (total 0).
+         * @description Products with an entry in the book, in the option’s product order (displayOrder, then id). `q` matches a case-insensitive substring (Unicode case folding) of the productId or of any property value. The ETag is a hash of the answer: with If-None-Match naming it, an unchanged answer is a 304. An answer is kept, and the same search again is answered from it while nothing in the book’s bundle has changed (checked on every request). A deleted price book no longer serves its entries: this read answers as though the book had none. (total 0).
          */
         get: operations["searchPricedProducts"];
         put?: never;

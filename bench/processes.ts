@@ -90,6 +90,8 @@ export interface ServiceOptions {
   cpuProfileDir?: string;
   /** The checkout whose code runs; this one by default (bench:compare runs another beside it). */
   cwd?: string;
+  /** More of the service's environment (DETAILS_CACHE_BYTES=0, say). */
+  env?: Record<string, string>;
 }
 
 /**
@@ -128,6 +130,7 @@ async function startService(options: ServiceOptions, port: number): Promise<Chil
       RATE_LIMIT_BURST: '1000000',
       // The webhooks section delivers to a receiver on 127.0.0.1, over http.
       WEBHOOKS_ALLOW_PRIVATE: 'true',
+      ...options.env,
     },
     port,
     options.cwd,
@@ -167,6 +170,11 @@ export class ServiceUnderTest {
 
   get baseUrl(): string {
     return this.child.baseUrl;
+  }
+
+  /** The options it was started with, for a second service on the same database. */
+  get options(): ServiceOptions {
+    return this.#options;
   }
 
   /** The highest VmHWM seen across the run, over restarts and peak resets. */

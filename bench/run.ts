@@ -292,7 +292,11 @@ async function measureConfigureGrowth(
   }
 }
 
-/** Priced-product search in books of 100 to 10,000 entries, one request at a time (see DatabaseResult). */
+/**
+ * Priced-product search in books of 100 to 10,000 entries, one request at a time (see DatabaseResult): as clients
+ * ask, the same search again answered from the service's cache, and built every time by a second service on the
+ * same database with its caches off.
+ */
 async function measureSearchGrowth(
   result: DatabaseResult,
   database: TestDatabase,
@@ -300,18 +304,34 @@ async function measureSearchGrowth(
   key: string,
 ) {
   const { seeded } = await load(database, 'loading books of 100 to 10,000 entries', searchPlan(), 3, true);
-  progress.phase('search by book entries, one request at a time');
   const headers = { 'x-api-key': key };
-  for (const bundle of seeded) {
-    const option = bundle.options[0];
-    const named = option?.products[Math.floor(option.products.length / 2)];
-    if (!option || !named) throw new BenchError('a search book has no products');
-    const url = `${service.baseUrl}/v1/pricebooks/${option.priceBookId}/pricedProducts?q=`;
-    const one = { url: url + encodeURIComponent(named.productId), headers };
-    result.searchBySize.push(await sequential(service, bundle.productCount, one));
-    result.searchBroadBySize.push(
-      await sequential(service, bundle.productCount, { url: `${url}enterprise`, headers }),
-    );
+  const series = async (measured: ServiceUnderTest, one: GrowthPoint[], broad: GrowthPoint[]) => {
+    for (const bundle of seeded) {
+      const option = bundle.options[0];
+      const named = option?.products[Math.floor(option.products.length / 2)];
+      if (!option || !named) throw new BenchError('a search book has no products');
+      const url = `${measured.baseUrl}/v1/pricebooks/${option.priceBookId}/pricedProducts?q=`;
+      one.push(
+        await sequential(measured, bundle.productCount, {
+          url: url + encodeURIComponent(named.productId),
+          headers,
+        }),
+      );
+      broad.push(await sequential(measured, bundle.productCount, { url: `${url}enterprise`, headers }));
+    }
+  };
+  progress.phase('search by book entries, one request at a time');
+  await series(service, result.searchBySize, result.searchBroadBySize);
+  progress.phase('search by book entries, built every time (a service with its caches off)');
+  const uncached = await ServiceUnderTest.start({
+    ...service.options,
+    cpuProfileDir: undefined,
+    env: { DETAILS_CACHE_BYTES: '0' },
+  });
+  try {
+    await series(uncached, result.searchBuiltBySize, result.searchBroadBuiltBySize);
+  } finally {
+    await uncached.stop();
   }
 }
 
@@ -365,6 +385,8 @@ function emptyResult(dialect: Dialect, catalogueFile: CatalogueFileResult | null
     configureByProducts: [],
     searchBySize: [],
     searchBroadBySize: [],
+    searchBuiltBySize: [],
+    searchBroadBuiltBySize: [],
     extraLoad: null,
     webhooks: null,
     hostile: null,
@@ -507,6 +529,9 @@ const failed = results.databases.flatMap((db) => {
     ['hostile requests beside normal load', db.hostile?.failures ?? 0],
     ...db.configureByRules.map((p): [string, number] => [`configure with ${p.size} rules`, p.failures]),
     ...db.configureByProducts.map((p): [string, number] => [`configure of ${p.size} products`, p.failures]),
+    ...[db.searchBySize, db.searchBroadBySize, db.searchBuiltBySize, db.searchBroadBuiltBySize].flatMap(
+      (points) => points.map((p): [string, number] => [`search in a book of ${p.size} entries`, p.failures]),
+    ),
   ];
   return counts.filter(([, n]) => n > 0).map(([what, n]) => `${db.dialect} ${what}: ${n}`);
 });

@@ -5,6 +5,17 @@
 // into the whole file, so a file is refused here exactly as it would be whole.
 import { isUtf8 } from 'node:buffer';
 import { forbiddenKey, MAX_JSON_DEPTH, poisonedAt, refused } from '../http/json-body.ts';
+import {
+  BACKSLASH,
+  CLOSE_ARRAY,
+  CLOSE_OBJECT,
+  COLON,
+  COMMA,
+  isSpace,
+  OPEN_ARRAY,
+  OPEN_OBJECT,
+  QUOTE,
+} from '../http/json-bytes.ts';
 import { unstorableIn } from '../http/unstorable-text.ts';
 import type { ProblemItem } from '../problems.ts';
 
@@ -15,17 +26,6 @@ export type FilePiece =
   | { kind: 'bundle'; index: number; value: unknown }
   /** Last: the document without its bundles (`bundles` as []), or undefined when the bytes hold nothing. */
   | { kind: 'head'; value: unknown };
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-
-const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
 const malformed = () => refused('malformed_json', 'invalid_json', 'is not valid JSON');
 

@@ -1,5 +1,16 @@
 import { declaredSchema } from '../components.ts';
 import { pointer } from '../problems.ts';
+import {
+  BACKSLASH,
+  CLOSE_ARRAY,
+  CLOSE_OBJECT,
+  COLON,
+  COMMA,
+  isSpace,
+  OPEN_ARRAY,
+  OPEN_OBJECT,
+  QUOTE,
+} from './json-bytes.ts';
 
 /**
  * The item bounds a body schema sets on its arrays, by where they sit: what a scan of the body's bytes can hold an
@@ -63,17 +74,6 @@ function derive(schema: SchemaObject, resolving: Set<string>): ArrayBounds | nul
   }
   return null;
 }
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-
-const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
 /** An array or object open at the point the scan has reached. */
 interface Open {

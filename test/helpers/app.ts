@@ -7,6 +7,7 @@ import { connect } from '../../src/db/connect.ts';
 import type { Db, Dialect } from '../../src/db/database.ts';
 import { createKey } from '../../src/keys/keys.service.ts';
 import { createTestDatabase, dialects, type TestDatabase } from './database.ts';
+import { countingQueries } from './query-counter.ts';
 
 export interface CallOptions {
   key?: string | null;
@@ -120,14 +121,18 @@ export function describeEachDatabase(title: string, body: (ctx: TestContext) => 
   }
 }
 
-/** A second app on the context's database with a connection of its own, as a second process would have. */
+/**
+ * A second app on the context's database with a connection of its own, as a second process would have; `counted`
+ * counts the statements it runs, each a round trip.
+ */
 export async function otherInstance(ctx: TestContext, overrides: Partial<Config> = {}) {
   const handle = connect({ databaseUrl: ctx.database.databaseUrl, sqlitePath: ctx.database.sqlitePath });
-  const app = await buildApp({ config: testConfig(overrides), database: handle });
+  const counted = countingQueries(handle.db);
+  const app = await buildApp({ config: testConfig(overrides), database: { ...handle, db: counted.db } });
   const call: TestContext['call'] = (method, url, options) => callApp(app, ctx.key, method, url, options);
   const close = async () => {
     await app.close();
     await handle.db.destroy();
   };
-  return { app, call, close };
+  return { app, call, close, counted };
 }

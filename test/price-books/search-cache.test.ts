@@ -1,31 +1,22 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { type App, buildApp } from '../../src/app.ts';
-import { connect, type DatabaseHandle } from '../../src/db/connect.ts';
-import { callApp, describeEachDatabase, testConfig } from '../helpers/app.ts';
+import { describeEachDatabase, otherInstance } from '../helpers/app.ts';
 import { createBundle } from '../helpers/factories.ts';
-import { countingQueries } from '../helpers/query-counter.ts';
 
 // A is the context's app; B a second app with its own connection to the same database, as a second process would
 // be, its statements counted; C has the caches off, the truth each answer of B is held to.
 describeEachDatabase('price book search cache across instances', (ctx) => {
-  let other: App;
-  let uncached: App;
-  let handle: DatabaseHandle;
-  let counted: ReturnType<typeof countingQueries>;
+  let other: Awaited<ReturnType<typeof otherInstance>>;
+  let uncached: Awaited<ReturnType<typeof otherInstance>>;
 
   before(async () => {
-    handle = connect({ databaseUrl: ctx.database.databaseUrl, sqlitePath: ctx.database.sqlitePath });
-    counted = countingQueries(handle.db);
-    const database = { ...handle, db: counted.db };
-    other = await buildApp({ config: testConfig(), database });
-    uncached = await buildApp({ config: testConfig({ detailsCacheBytes: 0 }), database: handle });
+    other = await otherInstance(ctx);
+    uncached = await otherInstance(ctx, { detailsCacheBytes: 0 });
   });
 
   after(async () => {
     await other?.close();
     await uncached?.close();
-    await handle?.db.destroy();
   });
 
   async function write(method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, body?: unknown) {
@@ -49,12 +40,12 @@ describeEachDatabase('price book search cache across instances', (ctx) => {
       { currency: 'EUR', limit: '1', offset: '1' },
     ];
     const readB = async (query: Record<string, string>) => {
-      counted.take();
-      const result = await callApp(other, ctx.key, 'GET', url, { query });
-      return { ...result, queries: counted.take() };
+      other.counted.take();
+      const result = await other.call('GET', url, { query });
+      return { ...result, queries: other.counted.take() };
     };
     const truth = async (query: Record<string, string>) => {
-      const result = await callApp(uncached, ctx.key, 'GET', url, { query });
+      const result = await uncached.call('GET', url, { query });
       return { status: result.status, text: result.text, etag: result.headers.etag };
     };
     const held = new Map<string, string>();
@@ -67,7 +58,7 @@ describeEachDatabase('price book search cache across instances', (ctx) => {
       assert.equal(hit.queries, 1, 'a hit is one statement: the stamp, with the key');
       assert.equal(hit.text, first.text);
       assert.equal(hit.headers.etag, first.headers.etag);
-      const notModified = await callApp(other, ctx.key, 'GET', url, {
+      const notModified = await other.call('GET', url, {
         query,
         headers: { 'if-none-match': first.headers.etag as string },
       });

@@ -5,7 +5,7 @@ import { closeSync, createReadStream, openSync } from 'node:fs';
 import type { Db } from '../db/database.ts';
 import { AppError } from '../problems.ts';
 import { catalogueJsonSchema, type Plan, type PlanChange } from './catalogue-files.schemas.ts';
-import { applyCatalogue, exportCatalogue } from './catalogue-files.service.ts';
+import { applyCatalogue, checkedCatalogue, exportCatalogue } from './catalogue-files.service.ts';
 
 /** Exit codes of `cpq catalogue apply`, beyond 0 (done), 1 (a fault) and 2 (bad arguments). */
 export const EXIT_INVALID_FILE = 3;
@@ -109,8 +109,8 @@ export function catalogueCommands({ withDatabase, accountOption, usageError }: C
         const dryRun = values['dry-run'] === true;
         let plan: Plan;
         try {
-          plan = await withDatabase((db) =>
-            applyCatalogue(db, accountId, source, {
+          plan = await withDatabase(async (db) =>
+            applyCatalogue(db, accountId, await checkedCatalogue(source), {
               dryRun,
               prune: values.prune === true,
               onProgress: progressBar(),

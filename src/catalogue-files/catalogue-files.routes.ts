@@ -12,7 +12,12 @@ import { tag } from '../http/openapi.ts';
 import type { Routes } from '../http/routes.ts';
 import { validatorCompiler } from '../http/validation.ts';
 import { ApplyQuery, CatalogueFileComponent, Plan } from './catalogue-files.schemas.ts';
-import { applyCatalogue, exportCatalogue } from './catalogue-files.service.ts';
+import {
+  applyCatalogue,
+  type CheckedCatalogue,
+  checkedCatalogue,
+  exportCatalogue,
+} from './catalogue-files.service.ts';
 
 /**
  * A catalogue file as it arrived, in a temporary file: it is read twice (checked, then planned and applied) a bundle
@@ -78,6 +83,17 @@ const tags = tag(
 );
 
 export const catalogueFilesRoutes: Routes = async (app, { db, config }) => {
+  // The file each request sent, checked once (checkCatalogue), for its handler.
+  const checkedFiles = new WeakMap<FastifyRequest, Promise<CheckedCatalogue>>();
+  const checked = (request: FastifyRequest): Promise<CheckedCatalogue> => {
+    let file = checkedFiles.get(request);
+    if (file === undefined) {
+      const upload = request.body as unknown as Upload | undefined;
+      file = checkedCatalogue(upload ? () => upload.read() : noBytes);
+      checkedFiles.set(request, file);
+    }
+    return file;
+  };
   // Within this plugin only: a catalogue file is spooled, not parsed whole (src/http/json-body.ts); the service
   // reads it in pieces, each checked as a body is.
   app.removeContentTypeParser('application/json');
@@ -122,6 +138,11 @@ export const catalogueFilesRoutes: Routes = async (app, { db, config }) => {
       // The service checks the file itself, once, with the validator it shares with the command line; the body
       // schema below documents it.
       validatorCompiler: (route) => (route.httpPart === 'body' ? () => true : validatorCompiler(route)),
+      // Checked before the Idempotency-Key is looked at, as other routes' bodies are validated: a file with
+      // problems is a 400 or 422 whatever the key, and is not kept for a replay.
+      preValidation: async (request) => {
+        await checked(request);
+      },
       config: { etag: false },
       schema: {
         operationId: 'applyCatalogue',
@@ -151,7 +172,7 @@ export const catalogueFilesRoutes: Routes = async (app, { db, config }) => {
     async (request) => {
       const upload = request.body as unknown as Upload | undefined;
       try {
-        return await applyCatalogue(db, request.account.id, upload ? () => upload.read() : noBytes, {
+        return await applyCatalogue(db, request.account.id, await checked(request), {
           dryRun: request.query.dryRun ?? false,
           prune: request.query.prune ?? false,
         });

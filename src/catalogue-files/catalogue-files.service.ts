@@ -141,6 +141,17 @@ function schemaProblems(validate: ReturnType<typeof jsonValidator>, value: unkno
   );
 }
 
+/** A catalogue file found without problems by checkCatalogue: its bytes, and its bundle keys in file order. */
+export interface CheckedCatalogue {
+  source: CatalogueSource;
+  fileKeys: string[];
+}
+
+/** The file checked (checkCatalogue): what applyCatalogue takes. */
+export async function checkedCatalogue(source: CatalogueSource): Promise<CheckedCatalogue> {
+  return { source, fileKeys: await checkCatalogue(source) };
+}
+
 /**
  * Reads the file through once, a bundle at a time, and throws every problem it has: text that cannot be stored,
  * else every schema problem (400), else every problem across its records (422), each with its pointer; lists are
@@ -788,10 +799,9 @@ function lostRace(error: unknown): boolean {
 export async function applyCatalogue(
   db: Db,
   accountId: string,
-  source: CatalogueSource,
+  { source, fileKeys }: CheckedCatalogue,
   options: ApplyOptions,
 ): Promise<Plan> {
-  const fileKeys = await checkCatalogue(source);
   if (options.dryRun) return readSnapshot(db, (tx) => run(tx, accountId, source, fileKeys, options, false));
   try {
     return await db.transaction().execute((tx) => run(tx, accountId, source, fileKeys, options, true));

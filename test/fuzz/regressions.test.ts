@@ -80,4 +80,31 @@ describeEachDatabase('fuzzer findings', (ctx) => {
     assert.equal(most.status, 200, most.text);
     assert.equal(Object.keys(most.body.bundles[0].header.properties).length, 200);
   });
+
+  test('seed 414346715: a catalogue file with problems is a 400 or 422 whatever its Idempotency-Key holds', async () => {
+    const apply = (body: unknown, key: string) =>
+      ctx.call('POST', '/v1/catalogue/apply', {
+        query: { dryRun: 'true' },
+        body,
+        headers: { 'idempotency-key': key },
+      });
+    const good = { formatVersion: 1, bundles: [] };
+    assert.equal((await apply(good, 'used-once')).status, 200);
+    // The key now holds another request: a file that breaks the schema still gets its own problems, not a 409.
+    const broken = await apply({ formatVersion: 1, bundles: [{ header: {} }] }, 'used-once');
+    assertProblem(broken, 400, 'validation_failed');
+    assert.ok(broken.body.errors.some((e: { pointer: string }) => e.pointer.startsWith('/bundles/0')));
+    const duplicate = { productId: 'DUP', properties: {} };
+    const clash = await apply(
+      { formatVersion: 1, bundles: [{ header: duplicate }, { header: duplicate }] },
+      'used-once',
+    );
+    assertProblem(clash, 422);
+    // A good file of another content is still refused for the key.
+    assertProblem(await apply({ ...good, $schema: 'x' }, 'used-once'), 409, 'idempotency_key_reused');
+    // Neither refusal was kept: the first request replays.
+    const replay = await apply(good, 'used-once');
+    assert.equal(replay.status, 200);
+    assert.equal(replay.headers['idempotent-replayed'], 'true');
+  });
 });

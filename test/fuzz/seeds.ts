@@ -14,4 +14,11 @@ export const committedSeeds: readonly { seed: number; runs: number; found?: stri
     found:
       'GET /v1/bundles-details with a 201-character name in `properties` answered 200 off its own schema',
   },
+  {
+    seed: 414_346_715,
+    runs: 500,
+    found:
+      'POST /v1/catalogue/apply with an Idempotency-Key used before and a file breaking the schema answered 409, ' +
+      'not 400: the file was checked after the key',
+  },
 ];

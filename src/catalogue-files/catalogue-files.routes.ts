@@ -11,6 +11,7 @@ import { ProblemRef } from '../http/common-schemas.ts';
 import { tag } from '../http/openapi.ts';
 import type { Routes } from '../http/routes.ts';
 import { validatorCompiler } from '../http/validation.ts';
+import { AppError } from '../problems.ts';
 import { ApplyQuery, CatalogueFileComponent, Plan } from './catalogue-files.schemas.ts';
 import {
   applyCatalogue,
@@ -138,10 +139,15 @@ export const catalogueFilesRoutes: Routes = async (app, { db, config }) => {
       // The service checks the file itself, once, with the validator it shares with the command line; the body
       // schema below documents it.
       validatorCompiler: (route) => (route.httpPart === 'body' ? () => true : validatorCompiler(route)),
-      // Checked before the Idempotency-Key is looked at, as other routes' bodies are validated: a file with
-      // problems is a 400 or 422 whatever the key, and is not kept for a replay.
+      // The file is checked where other routes validate their bodies, before the query, the headers and the
+      // Idempotency-Key: a file that breaks the schema is a 400 whatever they hold. A problem across its records
+      // (422) is a rule, which other routes find in their handler, after those: the handler throws it.
       preValidation: async (request) => {
-        await checked(request);
+        try {
+          await checked(request);
+        } catch (error) {
+          if (!(error instanceof AppError && error.status === 422)) throw error;
+        }
       },
       config: { etag: false },
       schema: {

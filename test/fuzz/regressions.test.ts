@@ -81,7 +81,7 @@ describeEachDatabase('fuzzer findings', (ctx) => {
     assert.equal(Object.keys(most.body.bundles[0].header.properties).length, 200);
   });
 
-  test('seed 414346715: a catalogue file with problems is a 400 or 422 whatever its Idempotency-Key holds', async () => {
+  test('seeds 414346715 and 414542226: a catalogue file is checked in the order any body is', async () => {
     const apply = (body: unknown, key: string) =>
       ctx.call('POST', '/v1/catalogue/apply', {
         query: { dryRun: 'true' },
@@ -94,15 +94,18 @@ describeEachDatabase('fuzzer findings', (ctx) => {
     const broken = await apply({ formatVersion: 1, bundles: [{ header: {} }] }, 'used-once');
     assertProblem(broken, 400, 'validation_failed');
     assert.ok(broken.body.errors.some((e: { pointer: string }) => e.pointer.startsWith('/bundles/0')));
+    // A rule across its records is found after the query, the headers and the key, as other routes find theirs.
     const duplicate = { productId: 'DUP', properties: {} };
-    const clash = await apply(
-      { formatVersion: 1, bundles: [{ header: duplicate }, { header: duplicate }] },
-      'used-once',
-    );
-    assertProblem(clash, 422);
-    // A good file of another content is still refused for the key.
-    assertProblem(await apply({ ...good, $schema: 'x' }, 'used-once'), 409, 'idempotency_key_reused');
-    // Neither refusal was kept: the first request replays.
+    const clashing = { formatVersion: 1, bundles: [{ header: duplicate }, { header: duplicate }] };
+    assertProblem(await apply(clashing, 'used-once'), 409, 'idempotency_key_reused');
+    assertProblem(await apply(clashing, 'fresh'), 422);
+    const badQuery = await ctx.call('POST', '/v1/catalogue/apply', {
+      query: { dryRun: 'maybe' },
+      body: clashing,
+    });
+    assertProblem(badQuery, 400, 'validation_failed');
+    assert.equal(badQuery.body.errors[0].in, 'query');
+    // The schema's refusal was not kept: the first request replays.
     const replay = await apply(good, 'used-once');
     assert.equal(replay.status, 200);
     assert.equal(replay.headers['idempotent-replayed'], 'true');

@@ -21,4 +21,11 @@ export const committedSeeds: readonly { seed: number; runs: number; found?: stri
       'POST /v1/catalogue/apply with an Idempotency-Key used before and a file breaking the schema answered 409, ' +
       'not 400: the file was checked after the key',
   },
+  {
+    seed: 414_542_226,
+    runs: 500,
+    found:
+      'POST /v1/catalogue/apply with a bad query or header and a file breaking a rule answered 422, not 400, once ' +
+      'the file was checked before validation (the fix for 414346715 went too far)',
+  },
 ];

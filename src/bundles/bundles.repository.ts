@@ -5,20 +5,14 @@ import type { Bundle } from './bundles.schemas.ts';
 
 export type BundleRow = Selectable<BundlesTable>;
 
-export interface OptionCounts {
-  included: number;
-  addOn: number;
-}
-
-const noOptions: OptionCounts = { included: 0, addOn: 0 };
-
-export function toBundle(row: BundleRow, counts: OptionCounts = noOptions): Bundle {
+/** The list form of a bundle; its option counts are columns of the row, kept by triggers (migration 0012). */
+export function toBundle(row: BundleRow): Bundle {
   return {
     id: row.id,
     accountId: row.account_id,
     isActive: Boolean(row.is_active),
-    includedOptionsCount: counts.included,
-    addOnOptionsCount: counts.addOn,
+    includedOptionsCount: Number(row.included_options_count),
+    addOnOptionsCount: Number(row.add_on_options_count),
     header: { productId: row.header_product_id, properties: JSON.parse(row.header_properties) },
     clonedBundleTempName: row.cloned_bundle_temp_name,
     createdAt: row.created_at,
@@ -63,30 +57,6 @@ export async function deleteBundle(db: Executor, accountId: string, id: string):
   await db.deleteFrom('bundles').where('account_id', '=', accountId).where('id', '=', id).execute();
 }
 
-/** Option counts of several bundles in one grouped query; a bundle without options is absent from the map. */
-export async function countOptions(
-  db: Executor,
-  accountId: string,
-  bundleIds: string[],
-): Promise<Map<string, OptionCounts>> {
-  const counts = new Map<string, OptionCounts>();
-  if (bundleIds.length === 0) return counts;
-  const rows = await db
-    .selectFrom('bundle_options')
-    .select((eb) => ['bundle_id', 'type', eb.fn.countAll().as('n')])
-    .where('account_id', '=', accountId)
-    .where('bundle_id', 'in', bundleIds)
-    .groupBy(['bundle_id', 'type'])
-    .execute();
-  for (const row of rows) {
-    const entry = counts.get(row.bundle_id) ?? { included: 0, addOn: 0 };
-    if (row.type === 'INCLUDED') entry.included = Number(row.n);
-    else entry.addOn = Number(row.n);
-    counts.set(row.bundle_id, entry);
-  }
-  return counts;
-}
-
 export interface PageRequest {
   afterId: string | null;
   isActive: boolean | undefined;
@@ -101,22 +71,8 @@ export interface PageRequest {
  * every page is one index range scan with no sort. Exported unexecuted so the plan can be checked.
  */
 export function bundlePageQuery(db: Executor, accountId: string, page: PageRequest) {
-  // The option counts of each row, read in the same statement: a page is one statement, so it sees one state
-  // with no transaction around it.
-  let query = db
-    .selectFrom('bundles')
-    .selectAll()
-    .select((eb) => {
-      const optionsOfType = (type: 'INCLUDED' | 'ADD_ON') =>
-        eb
-          .selectFrom('bundle_options as o')
-          .select((counted) => counted.fn.countAll<number>().as('n'))
-          .whereRef('o.account_id', '=', 'bundles.account_id')
-          .whereRef('o.bundle_id', '=', 'bundles.id')
-          .where('o.type', '=', type);
-      return [optionsOfType('INCLUDED').as('included_options'), optionsOfType('ADD_ON').as('add_on_options')];
-    })
-    .where('account_id', '=', accountId);
+  // The option counts are columns of the row, kept by triggers (migration 0012): a page reads no other table.
+  let query = db.selectFrom('bundles').selectAll().where('account_id', '=', accountId);
   if (page.productId !== undefined) query = query.where('header_product_id', '=', page.productId);
   if (page.isActive !== undefined) query = query.where('is_active', '=', page.isActive);
   if (page.afterId !== null) query = query.where('id', '>', page.afterId);
@@ -164,21 +120,12 @@ export async function listBundlesAfter(
   accountId: string,
   keyId: string,
   page: PageRequest,
-): Promise<{ keyLive: boolean; rows: { row: BundleRow; counts: OptionCounts }[] }> {
+): Promise<{ keyLive: boolean; rows: BundleRow[] }> {
   // One plan suits every page: a range of an index in id order, up to the limit.
   const { rows } = await db.executeQuery(pageWithKey(db, { accountId, keyId, ...page }, { prepared: true }));
   const [first] = rows;
   return {
     keyLive: first !== undefined && first.revoked_at === null,
-    rows: rows.flatMap(({ revoked_at, included_options, add_on_options, ...row }) =>
-      row.id === null
-        ? []
-        : [
-            {
-              row: row as BundleRow,
-              counts: { included: Number(included_options), addOn: Number(add_on_options) },
-            },
-          ],
-    ),
+    rows: rows.flatMap(({ revoked_at, ...row }) => (row.id === null ? [] : [row as BundleRow])),
   };
 }

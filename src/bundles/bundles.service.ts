@@ -13,7 +13,6 @@ import { notFound, throwIfConflicts, throwIfProblems } from '../problems.ts';
 import { copyRules } from '../rules/rule-references.ts';
 import {
   type BundleRow,
-  countOptions,
   deleteBundle as deleteBundleRow,
   findBundle,
   insertBundle,
@@ -33,8 +32,7 @@ import type {
 async function readBundle(db: Executor, accountId: string, id: string): Promise<Versioned<Bundle>> {
   const row = await findBundle(db, accountId, id);
   if (!row) throw notFound('Bundle', id);
-  const counts = await countOptions(db, accountId, [id]);
-  return { value: toBundle(row, counts.get(id)), version: row.version };
+  return { value: toBundle(row), version: row.version };
 }
 
 /** The list form after a write, recorded as the write's event. */
@@ -69,6 +67,8 @@ export async function createBundle(
       catalogue_key: null,
       version: 1,
       tree_version: 0,
+      included_options_count: 0,
+      add_on_options_count: 0,
       created_at: now,
       updated_at: now,
     };
@@ -105,8 +105,8 @@ export async function listBundles(
   });
   key?.confirm(keyLive);
   const page = rows.slice(0, limit);
-  const bundles = page.map(({ row, counts }) => toBundle(row, counts));
-  const last = page.at(-1)?.row;
+  const bundles = page.map(toBundle);
+  const last = page.at(-1);
   return rows.length > limit && last ? { bundles, nextKey: encodeNextKey(last.id) } : { bundles };
 }
 
@@ -182,6 +182,8 @@ export async function cloneBundle(
       catalogue_key: null,
       version: 1,
       tree_version: 0,
+      included_options_count: 0,
+      add_on_options_count: 0,
       created_at: now,
       updated_at: now,
     };

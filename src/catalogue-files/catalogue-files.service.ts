@@ -1,11 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import {
-  type BundleRow,
-  countOptions,
-  deleteBundle,
-  toBundle,
-  updateBundle,
-} from '../bundles/bundles.repository.ts';
+import { type BundleRow, deleteBundle, toBundle, updateBundle } from '../bundles/bundles.repository.ts';
 import { toStoredAdjustment, toStoredPrice } from '../catalogue/stored-prices.ts';
 import type { Database, Db, Executor } from '../db/database.ts';
 import { readSnapshot } from '../db/snapshot.ts';
@@ -401,6 +395,8 @@ function addBundle(ctx: Context, bundle: Bundle): string {
     catalogue_key: bundle.key,
     version: 1,
     tree_version: 0,
+    included_options_count: 0,
+    add_on_options_count: 0,
     created_at: ctx.now,
     updated_at: ctx.now,
   });
@@ -703,8 +699,7 @@ async function bundleEvents(
   const events: NewEvent[] = [];
   for (const chunk of chunks(ids, 500)) {
     const rows: BundleRow[] = await listBundlesByIds(tx, accountId, chunk);
-    const counts = await countOptions(tx, accountId, chunk);
-    for (const row of rows) events.push({ type, object: toBundle(row, counts.get(row.id)) });
+    for (const row of rows) events.push({ type, object: toBundle(row) });
   }
   return events;
 }

@@ -28,6 +28,9 @@ export interface BundlesTable {
   tree_version: Generated<number>;
   /** The bundle's key in catalogue files when it is not its header productId; unique in the account (0009). */
   catalogue_key: Generated<string | null>;
+  /** Its options by type, which its list form shows; kept by triggers (migration 0012). */
+  included_options_count: Generated<number>;
+  add_on_options_count: Generated<number>;
   created_at: string;
   updated_at: string;
 }

@@ -10,6 +10,7 @@ import * as webhooks from './migrations/0008_webhooks.ts';
 import * as catalogueKeys from './migrations/0009_catalogue_keys.ts';
 import * as searchText from './migrations/0010_search_text.ts';
 import * as sqliteSearchIndex from './migrations/0011_sqlite_search_index.ts';
+import * as optionCounts from './migrations/0012_option_counts.ts';
 
 // Listed in code, not read from a folder: the set is the same wherever the process starts from.
 export const migrations: Record<string, Migration> = {
@@ -24,6 +25,7 @@ export const migrations: Record<string, Migration> = {
   '0009_catalogue_keys': catalogueKeys,
   '0010_search_text': searchText,
   '0011_sqlite_search_index': sqliteSearchIndex,
+  '0012_option_counts': optionCounts,
 };
 
 /** Brings the schema up to date. The CLI, start-up and the tests all come through here. */

@@ -183,4 +183,23 @@ describeEachDatabase('lists and timestamps', (ctx) => {
       assert.equal(product.updatedAt, option.createdAt);
     }
   });
+
+  test('the migration counts the options of bundles stored before it', async () => {
+    const { bundle } = await createBundle(ctx);
+    const listed = async () =>
+      (await ctx.call('GET', '/v1/bundles', { query: { limit: '100' } })).body.bundles.find(
+        (b: { id: string }) => b.id === bundle.id,
+      );
+    const before = await listed();
+    assert.ok(before.includedOptionsCount > 0 && before.addOnOptionsCount > 0, JSON.stringify(before));
+    const undone = await new Migrator({
+      db: ctx.db,
+      provider: { getMigrations: async () => migrations },
+    }).migrateTo('0011_sqlite_search_index');
+    assert.equal(undone.error, undefined);
+    assert.deepEqual(await migrateToLatest(ctx.db), ['0012_option_counts']);
+    const after = await listed();
+    assert.equal(after.includedOptionsCount, before.includedOptionsCount);
+    assert.equal(after.addOnOptionsCount, before.addOnOptionsCount);
+  });
 });

@@ -43,6 +43,12 @@ const rules: Record<string, string> = {
     where o.price_book_id is null or not exists (
       select 1 from price_books b
       where b.account_id = o.account_id and b.id = o.price_book_id and b.bundle_option_id = o.id)`,
+  'a bundle whose option counts (kept by triggers) are not its options': `
+    select b.account_id, b.id, b.included_options_count, b.add_on_options_count from bundles b
+    where b.included_options_count <> (select count(*) from bundle_options o
+        where o.account_id = b.account_id and o.bundle_id = b.id and o.type = 'INCLUDED')
+      or b.add_on_options_count <> (select count(*) from bundle_options o
+        where o.account_id = b.account_id and o.bundle_id = b.id and o.type = 'ADD_ON')`,
   'an option whose default product is not one of its products': `
     select o.account_id, o.id, o.default_option_product_id from bundle_options o
     where o.default_option_product_id is not null and not exists (

@@ -37,20 +37,39 @@ function bundleOf(table: Table, row: string): string {
   );
 }
 
+/**
+ * SQLite's trigger of `table` for `operation`. With `optionCounts` (migration 0012), a bundle_options trigger also
+ * moves the bundle's counts of options by type, in the same statement.
+ */
+export function sqliteTreeTrigger(
+  table: Table,
+  operation: (typeof operations)[number],
+  optionCounts = false,
+): string {
+  const row = operation === 'delete' ? 'OLD' : 'NEW';
+  const counts = table !== 'bundle_options' ? '0' : operation === 'update' ? '(NEW.type <> OLD.type)' : '1';
+  const typed = (type: string) => {
+    if (operation === 'insert') return `(NEW.type = '${type}')`;
+    if (operation === 'delete') return `-(OLD.type = '${type}')`;
+    return `(NEW.type = '${type}') - (OLD.type = '${type}')`;
+  };
+  const moved =
+    optionCounts && table === 'bundle_options'
+      ? `, included_options_count = included_options_count + ${typed('INCLUDED')}, ` +
+        `add_on_options_count = add_on_options_count + ${typed('ADD_ON')}`
+      : '';
+  return (
+    `create trigger ${table}_tree_${operation} after ${operation} on ${table} for each row begin ` +
+    `update bundles set tree_version = tree_version + 1, version = version + ${counts}${moved} ` +
+    `where account_id = ${row}.account_id and id = ${bundleOf(table, row)}; end`
+  );
+}
+
 // SQLite has row triggers only: one per table and operation, finding the row's bundle with a subquery.
 async function sqliteTriggers(db: Kysely<unknown>): Promise<void> {
   for (const table of tableNames) {
     for (const operation of operations) {
-      const row = operation === 'delete' ? 'OLD' : 'NEW';
-      const counts =
-        table !== 'bundle_options' ? '0' : operation === 'update' ? '(NEW.type <> OLD.type)' : '1';
-      await sql
-        .raw(
-          `create trigger ${table}_tree_${operation} after ${operation} on ${table} for each row begin ` +
-            `update bundles set tree_version = tree_version + 1, version = version + ${counts} ` +
-            `where account_id = ${row}.account_id and id = ${bundleOf(table, row)}; end`,
-        )
-        .execute(db);
+      await sql.raw(sqliteTreeTrigger(table, operation)).execute(db);
     }
   }
   // A bundle's own change, unless the statement is one of the above (recursive triggers are off, and the guard
@@ -66,29 +85,49 @@ async function sqliteTriggers(db: Kysely<unknown>): Promise<void> {
 
 // PostgreSQL: statement triggers over transition tables (`changed`, and `before` for updates), so a statement
 // writing many rows of a bundle (a clone, a price list) moves it once, rather than making a row version per row.
-async function postgresTriggers(db: Kysely<unknown>): Promise<void> {
-  const bump = (counts: string, from: string) =>
-    `update bundles b set tree_version = b.tree_version + 1, version = b.version + ${counts} from (${from}) c ` +
+/**
+ * The function every PostgreSQL trigger of a bundle's tree runs. With `optionCounts` (migration 0012), the
+ * bundle_options branches also move the bundles' counts of options by type, in the same statement.
+ */
+export function postgresTreeFunction(optionCounts = false): string {
+  const bump = (counts: string, from: string, moved = '') =>
+    `update bundles b set tree_version = b.tree_version + 1, version = b.version + ${counts}${moved} from (${from}) c ` +
     'where b.account_id = c.account_id and b.id = c.bundle_id;';
+  const typed = (type: string, row: string) => `sum(case when ${row}.type = '${type}' then 1 else 0 end)`;
+  const movedCounts =
+    ', included_options_count = b.included_options_count + c.included, ' +
+    'add_on_options_count = b.add_on_options_count + c.add_on';
   const retyped =
-    'select r.account_id, r.bundle_id, max(case when r.type <> p.type then 1 else 0 end) as retyped from changed r ' +
-    'join before p on p.account_id = r.account_id and p.id = r.id group by r.account_id, r.bundle_id';
+    'select r.account_id, r.bundle_id, max(case when r.type <> p.type then 1 else 0 end) as retyped' +
+    (optionCounts
+      ? `, ${typed('INCLUDED', 'r')} - ${typed('INCLUDED', 'p')} as included, ` +
+        `${typed('ADD_ON', 'r')} - ${typed('ADD_ON', 'p')} as add_on`
+      : '') +
+    ' from changed r join before p on p.account_id = r.account_id and p.id = r.id group by r.account_id, r.bundle_id';
+  const counted = (sign: '' | '-') =>
+    `select r.account_id, r.bundle_id, ${sign}${typed('INCLUDED', 'r')} as included, ` +
+    `${sign}${typed('ADD_ON', 'r')} as add_on from changed r group by r.account_id, r.bundle_id`;
   const branches = tableNames.flatMap((table): [string, string][] => {
     const parents = `select distinct account_id, ${tables[table].column} from changed`;
     const bundles = `select distinct r.account_id, ${bundleOf(table, 'r')} as bundle_id from (${parents}) r`;
     const when = `TG_TABLE_NAME = '${table}'`;
     if (table !== 'bundle_options') return [[when, bump('0', bundles)]];
+    if (!optionCounts) {
+      return [
+        [`${when} and TG_OP = 'UPDATE'`, bump('c.retyped', retyped)],
+        [when, bump('1', bundles)],
+      ];
+    }
     return [
-      [`${when} and TG_OP = 'UPDATE'`, bump('c.retyped', retyped)],
-      [when, bump('1', bundles)],
+      [`${when} and TG_OP = 'UPDATE'`, bump('c.retyped', retyped, movedCounts)],
+      [`${when} and TG_OP = 'INSERT'`, bump('1', counted(''), movedCounts)],
+      [when, bump('1', counted('-'), movedCounts)],
     ];
   });
   const chain = branches.map(([when, then], i) => `${i === 0 ? 'if' : 'elsif'} ${when} then ${then}`);
   // One function for every table: plpgsql plans each statement when first run, so a branch only ever meets the
   // transition tables of its own table and operation.
-  await sql
-    .raw(
-      `create function cpq_bump_tree_version() returns trigger language plpgsql as $$ begin
+  return `create or replace function cpq_bump_tree_version() returns trigger language plpgsql as $$ begin
         if TG_TABLE_NAME = 'bundles' then
           if NEW.tree_version = OLD.tree_version then NEW.tree_version := OLD.tree_version + 1; end if;
           return NEW;
@@ -96,9 +135,11 @@ async function postgresTriggers(db: Kysely<unknown>): Promise<void> {
         ${chain.join('\n        ')}
         end if;
         return null;
-      end $$`,
-    )
-    .execute(db);
+      end $$`;
+}
+
+async function postgresTriggers(db: Kysely<unknown>): Promise<void> {
+  await sql.raw(postgresTreeFunction()).execute(db);
   await sql
     .raw(
       'create trigger bundles_tree before update on bundles for each row execute function cpq_bump_tree_version()',

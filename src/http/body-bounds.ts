@@ -118,8 +118,6 @@ export function structuralProblem(
   };
   open.push(root);
   let top = root;
-  let keyStart = -1;
-  let keyHasEscape = false;
   // An array past its bound within another bounded array, and the arrays and objects that held it.
   let found: { problem: StructuralProblem; within: Open[] } | null = null;
   for (let i = 0; i < bytes.length; i++) {
@@ -129,8 +127,8 @@ export function structuralProblem(
     if (inObject && top.expectingStart) {
       // A property name, or the end of an empty object.
       if (c === QUOTE) {
-        keyStart = i + 1;
-        keyHasEscape = false;
+        const keyStart = i + 1;
+        let keyHasEscape = false;
         for (i++; i < bytes.length; i++) {
           const k = bytes[i] as number;
           if (k === BACKSLASH) {

@@ -27,19 +27,19 @@ export const refused = (code: 'malformed_json' | 'validation_failed', item: stri
 const tooDeep = () =>
   refused('validation_failed', 'too_deep', `nests arrays and objects more than ${MAX_JSON_DEPTH} deep`);
 
-/** The problem the validator reports for an array past its maxItems, found before the body is parsed. */
-function tooManyItems(at: string, maxItems: number): AppError {
-  const message = `must NOT have more than ${maxItems} items`;
-  return new AppError('validation_failed', `body ${at || '/'}: ${message}`, {
-    errors: [{ code: 'invalid_max_items', in: 'body', pointer: at, message }],
+/** A body refused for one problem at the pointer `at`, worded as the validator words its own. */
+function refusedAt(item: string, at: string, message: string, detail = message): AppError {
+  return new AppError('validation_failed', `body ${at || '/'}: ${detail}`, {
+    errors: [{ code: item, in: 'body', pointer: at, message }],
   });
 }
 
-export function forbiddenKey(at: string): AppError {
-  return new AppError('validation_failed', `body ${at || '/'}: this field name is not allowed`, {
-    errors: [{ code: 'forbidden_key', in: 'body', pointer: at, message: 'is not an allowed field name' }],
-  });
-}
+/** The problem the validator reports for an array past its maxItems, found before the body is parsed. */
+const tooManyItems = (at: string, maxItems: number) =>
+  refusedAt('invalid_max_items', at, `must NOT have more than ${maxItems} items`);
+
+export const forbiddenKey = (at: string): AppError =>
+  refusedAt('forbidden_key', at, 'is not an allowed field name', 'this field name is not allowed');
 
 /**
  * application/json is the only body the service reads; without a parser for anything else, Fastify answers 415.

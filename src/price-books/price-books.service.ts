@@ -612,15 +612,12 @@ export async function searchPricedProducts(
     search.limit,
     search.offset,
   ]);
-  const held = cache?.get(entryKey);
-  if (cache === null || held === undefined) {
-    const built = { ...(await build()), validUntil: Number.POSITIVE_INFINITY };
-    if (cache !== null) {
-      cache.misses++;
-      cache.set(entryKey, built);
-    }
-    return built;
-  }
+  // A search reads no effective dates: its answer holds for as long as its stamp does.
+  const lasting = async () => ({ ...(await build()), validUntil: Number.POSITIVE_INFINITY });
+  if (cache === null) return lasting();
+  const held = cache.get(entryKey);
+  // Asked for the first time, a search has no stamp to check: it is built, and kept, at once.
+  if (held === undefined) return cache.through(entryKey, new Map(), Date.now(), lasting);
   const { entry } = await throughStamps(
     db,
     cache,

@@ -18,7 +18,7 @@ const tables = {
 
 type Table = keyof typeof tables;
 const tableNames = Object.keys(tables) as Table[];
-const operations = ['insert', 'update', 'delete'] as const;
+export const operations = ['insert', 'update', 'delete'] as const;
 
 /**
  * The bundle id of row `row` (NEW, OLD, or an alias) of the table: its own column, or a primary-key lookup of its

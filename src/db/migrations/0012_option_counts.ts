@@ -1,13 +1,11 @@
 import { type Kysely, PostgresAdapter, sql } from 'kysely';
-import { postgresTreeFunction, sqliteTreeTrigger } from './0004_tree_versions.ts';
+import { operations, postgresTreeFunction, sqliteTreeTrigger } from './0004_tree_versions.ts';
 
 // bundles.included_options_count and add_on_options_count: how many options of each type a bundle has, which its
 // list form shows. Counted from bundle_options for each row of a page, they were half of what a page cost the
 // database (on the bench's catalogue, a page read 0.72 ms on PostgreSQL with them, 0.36 ms without). The triggers
 // of 0004 that move a bundle's versions when its options change now move these too, in the same statement of the
 // writing transaction, so no write path can leave them behind and a bundle row is still updated once.
-
-const operations = ['insert', 'update', 'delete'] as const;
 
 async function keepCounts(db: Kysely<unknown>, optionCounts: boolean): Promise<void> {
   if (db.getExecutor().adapter instanceof PostgresAdapter) {

@@ -95,127 +95,186 @@ export type StructuralProblem =
   | { kind: 'too_many_items'; pointer: string; maxItems: number };
 
 /**
- * Reads the bytes of a JSON body for its structure alone, before it is decoded or parsed: a body nested deeper
- * than `maxDepth`, or holding an array past its bound (`bounds`), with the array's pointer; null for any other
- * body, valid or not (JSON.parse and the validator judge those). Of several arrays past their bounds, the one
- * told is the outermost, the first in the text among equals: the validator checks no item of an array past its
- * bound, and of the rest, this is the problem a client meets first. A body of 349,000 items where 100 are allowed
- * is refused at its 101st, never turned into text or values.
+ * Reads the bytes of a JSON body for its structure alone, a piece at a time as they arrive, before the body is
+ * decoded or parsed: a body nested deeper than `maxDepth`, or holding an array past its bound (`bounds`), with
+ * the array's pointer; nothing for any other body, valid or not (JSON.parse and the validator judge those). Of
+ * several arrays past their bounds, the one told is the outermost, the first in the text among equals: the
+ * validator checks no item of an array past its bound, and of the rest, this is the problem a client meets first.
+ * A body of 349,000 items where 100 are allowed is refused at its 101st, and what follows is never kept.
  */
+export class StructureScan {
+  readonly #maxDepth: number;
+  readonly #open: Open[];
+  #top: Open;
+  /** An array past its bound within another bounded array, and the arrays and objects that held it. */
+  #found: { problem: StructuralProblem; within: Open[] } | null = null;
+  /** What the scan has settled on, once nothing more can change it. */
+  #verdict: StructuralProblem | null | undefined;
+  /** Within a text: a property name or a value, continued by the next piece when a piece ends inside it. */
+  #inText: 'name' | 'value' | null = null;
+  #escaped = false;
+  /** The bytes of the name being read, kept only where it may lead to a bounded array. */
+  #name: Buffer[] | null = null;
+  #nameHasEscape = false;
+
+  constructor(bounds: ArrayBounds | null, maxDepth: number) {
+    this.#maxDepth = maxDepth;
+    this.#top = {
+      isArray: true,
+      bounds: bounds === null ? undefined : { items: bounds },
+      token: undefined,
+      items: 0,
+      key: undefined,
+      expectingStart: true,
+    };
+    this.#open = [this.#top];
+  }
+
+  /** Reads the next piece of the body: the problem as soon as it is certain, else null. */
+  feed(bytes: Buffer): StructuralProblem | null {
+    if (this.#verdict !== undefined) return this.#verdict;
+    const open = this.#open;
+    const root = open[0] as Open;
+    let top = this.#top;
+    let i = this.#inText === null ? 0 : this.#skipText(bytes, 0);
+    for (; i < bytes.length && this.#verdict === undefined; i++) {
+      const c = bytes[i] as number;
+      if (isSpace(c)) continue;
+      if (!top.isArray && top.expectingStart) {
+        // A property name, or the end of an empty object.
+        if (c === QUOTE) {
+          top.expectingStart = false;
+          this.#inText = 'name';
+          this.#nameHasEscape = false;
+          // A name is decoded only where it may lead to a bounded array.
+          this.#name = top.bounds?.properties === undefined ? null : [];
+          i = this.#skipText(bytes, i + 1) - 1;
+          continue;
+        }
+        if (c !== CLOSE_OBJECT) return this.#settle(null);
+      }
+      if (c === COMMA) {
+        top.expectingStart = true;
+        continue;
+      }
+      if (c === COLON) continue;
+      if (c === CLOSE_ARRAY || c === CLOSE_OBJECT) {
+        open.pop();
+        const parent = open.at(-1);
+        if (parent === undefined || parent === root) return this.#settle(this.#found?.problem ?? null);
+        top = parent;
+        this.#top = top;
+        top.expectingStart = false;
+        continue;
+      }
+      // A value begins here (an item of an array, or the value of the property just named), or a scalar runs on.
+      const begins = !top.isArray || top.expectingStart;
+      let childBounds: ArrayBounds | undefined;
+      let token: string | number | undefined;
+      if (!begins) {
+        // The rest of a number, true, false or null; or, in text that is not JSON, anything.
+      } else if (top.isArray) {
+        top.expectingStart = false;
+        token = top.items;
+        top.items++;
+        const maxItems = top.bounds?.maxItems;
+        if (
+          maxItems !== undefined &&
+          top.items === maxItems + 1 &&
+          (this.#found === null || this.#found.within.includes(top))
+        ) {
+          const within = open.slice(0, -1);
+          const problem: StructuralProblem = {
+            kind: 'too_many_items',
+            pointer: pointer(...open.slice(2).map((o) => o.token as string | number)),
+            maxItems,
+          };
+          // The validator checks no item of an array past its bound: an array that holds this one may still
+          // prove to be past its own, and then it is the one problem.
+          if (!within.some((o) => o.bounds?.maxItems !== undefined)) return this.#settle(problem);
+          this.#found = { problem, within };
+        }
+        childBounds = top.bounds?.items;
+      } else {
+        token = top.key;
+        childBounds = top.key === undefined ? undefined : top.bounds?.properties?.get(top.key);
+      }
+      if (begins && (c === OPEN_ARRAY || c === OPEN_OBJECT)) {
+        if (open.length > this.#maxDepth) return this.#settle({ kind: 'too_deep' });
+        const child: Open = {
+          isArray: c === OPEN_ARRAY,
+          bounds: childBounds,
+          token: top === root ? undefined : token,
+          items: 0,
+          key: undefined,
+          expectingStart: true,
+        };
+        open.push(child);
+        top = child;
+        this.#top = top;
+        continue;
+      }
+      if (c === QUOTE) {
+        this.#inText = 'value';
+        i = this.#skipText(bytes, i + 1) - 1;
+      }
+      // Other scalars run on until the next comma or closing bracket, which the loop reads as such.
+    }
+    return this.#verdict ?? null;
+  }
+
+  /** The body has ended: its problem, if it has one. */
+  end(): StructuralProblem | null {
+    return this.#verdict === undefined ? (this.#found?.problem ?? null) : this.#verdict;
+  }
+
+  #settle(verdict: StructuralProblem | null): StructuralProblem | null {
+    this.#verdict = verdict;
+    this.#name = null;
+    return verdict;
+  }
+
+  /** Reads on within a text from `from`: where it closed, past its quote, or the piece's end. */
+  #skipText(bytes: Buffer, from: number): number {
+    for (let i = from; i < bytes.length; i++) {
+      if (this.#escaped) {
+        this.#escaped = false;
+        continue;
+      }
+      const c = bytes[i] as number;
+      if (c === BACKSLASH) {
+        this.#escaped = true;
+        this.#nameHasEscape = true;
+      } else if (c === QUOTE) {
+        if (this.#inText === 'name') this.#endName(bytes.subarray(from, i));
+        this.#inText = null;
+        return i + 1;
+      }
+    }
+    this.#name?.push(bytes.subarray(from));
+    return bytes.length;
+  }
+
+  #endName(last: Buffer): void {
+    const parts = this.#name;
+    if (parts === null) return;
+    this.#name = null;
+    parts.push(last);
+    const raw = (parts.length === 1 ? last : Buffer.concat(parts)).toString('utf8');
+    try {
+      this.#top.key = this.#nameHasEscape ? (JSON.parse(`"${raw}"`) as string) : raw;
+    } catch {
+      this.#settle(null);
+    }
+  }
+}
+
+/** The structural problem of a whole body (StructureScan, given the body in one piece). */
 export function structuralProblem(
   bytes: Buffer,
   bounds: ArrayBounds | null,
   maxDepth: number,
 ): StructuralProblem | null {
-  const open: Open[] = [];
-  const root: Open = {
-    isArray: true,
-    bounds: bounds === null ? undefined : { items: bounds },
-    token: undefined,
-    items: 0,
-    key: undefined,
-    expectingStart: true,
-  };
-  open.push(root);
-  let top = root;
-  // An array past its bound within another bounded array, and the arrays and objects that held it.
-  let found: { problem: StructuralProblem; within: Open[] } | null = null;
-  for (let i = 0; i < bytes.length; i++) {
-    const c = bytes[i] as number;
-    if (isSpace(c)) continue;
-    const inObject = !top.isArray;
-    if (inObject && top.expectingStart) {
-      // A property name, or the end of an empty object.
-      if (c === QUOTE) {
-        const keyStart = i + 1;
-        let keyHasEscape = false;
-        for (i++; i < bytes.length; i++) {
-          const k = bytes[i] as number;
-          if (k === BACKSLASH) {
-            keyHasEscape = true;
-            i++;
-          } else if (k === QUOTE) break;
-        }
-        top.expectingStart = false;
-        // A name is decoded only where it may lead to a bounded array.
-        if (top.bounds?.properties === undefined) continue;
-        const raw = bytes.toString('utf8', keyStart, i);
-        try {
-          top.key = keyHasEscape ? (JSON.parse(`"${raw}"`) as string) : raw;
-        } catch {
-          return null;
-        }
-        continue;
-      }
-      if (c !== CLOSE_OBJECT) return null;
-    }
-    if (c === COMMA) {
-      top.expectingStart = true;
-      continue;
-    }
-    if (c === COLON) continue;
-    if (c === CLOSE_ARRAY || c === CLOSE_OBJECT) {
-      open.pop();
-      const parent = open.at(-1);
-      if (parent === undefined || parent === root) return found?.problem ?? null;
-      top = parent;
-      top.expectingStart = false;
-      continue;
-    }
-    // A value begins here (an item of an array, or the value of the property just named), or a scalar runs on.
-    const begins = !top.isArray || top.expectingStart;
-    let childBounds: ArrayBounds | undefined;
-    let token: string | number | undefined;
-    if (!begins) {
-      // The rest of a number, true, false or null; or, in text that is not JSON, anything.
-    } else if (top.isArray) {
-      top.expectingStart = false;
-      token = top.items;
-      top.items++;
-      const maxItems = top.bounds?.maxItems;
-      if (
-        maxItems !== undefined &&
-        top.items === maxItems + 1 &&
-        (found === null || found.within.includes(top))
-      ) {
-        const within = open.slice(0, -1);
-        const problem: StructuralProblem = {
-          kind: 'too_many_items',
-          pointer: pointer(...open.slice(2).map((o) => o.token as string | number)),
-          maxItems,
-        };
-        // The validator checks no item of an array past its bound: an array that holds this one may still prove
-        // to be past its own, and then it is the one problem.
-        if (!within.some((o) => o.bounds?.maxItems !== undefined)) return problem;
-        found = { problem, within };
-      }
-      childBounds = top.bounds?.items;
-    } else {
-      token = top.key;
-      childBounds = top.key === undefined ? undefined : top.bounds?.properties?.get(top.key);
-    }
-    if (begins && (c === OPEN_ARRAY || c === OPEN_OBJECT)) {
-      if (open.length > maxDepth) return { kind: 'too_deep' };
-      const child: Open = {
-        isArray: c === OPEN_ARRAY,
-        bounds: childBounds,
-        token: top === root ? undefined : token,
-        items: 0,
-        key: undefined,
-        expectingStart: true,
-      };
-      open.push(child);
-      top = child;
-      continue;
-    }
-    if (c === QUOTE) {
-      for (i++; i < bytes.length; i++) {
-        const s = bytes[i] as number;
-        if (s === BACKSLASH) i++;
-        else if (s === QUOTE) break;
-      }
-    }
-    // Other scalars run on until the next comma or closing bracket, which the loop reads as such.
-  }
-  return found?.problem ?? null;
+  const scan = new StructureScan(bounds, maxDepth);
+  return scan.feed(bytes) ?? scan.end();
 }

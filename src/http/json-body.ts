@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
-import type { FastifyInstance } from 'fastify';
+import { errorCodes, type FastifyInstance } from 'fastify';
 import { AppError, pointer } from '../problems.ts';
-import { arrayBoundsOf, structuralProblem } from './body-bounds.ts';
+import { arrayBoundsOf, type StructuralProblem, StructureScan } from './body-bounds.ts';
 
 /** Arrays and objects nest at most this deep in a body; the deepest the API reads is 6. */
 export const MAX_JSON_DEPTH = 32;
@@ -41,55 +41,103 @@ const tooManyItems = (at: string, maxItems: number) =>
 export const forbiddenKey = (at: string): AppError =>
   refusedAt('forbidden_key', at, 'is not an allowed field name', 'this field name is not allowed');
 
+const structureRefusal = (problem: StructuralProblem): AppError =>
+  problem.kind === 'too_deep' ? tooDeep() : tooManyItems(problem.pointer, problem.maxItems);
+
 /**
  * application/json is the only body the service reads; without a parser for anything else, Fastify answers 415.
  * An empty body counts as no body, so a body-less POST that still says application/json is not refused; a route
  * that needs a body then reports it missing.
+ *
+ * The body's structure is read as its pieces arrive (StructureScan): a body nested too deep, or holding an array
+ * past its bound, is refused at the piece that shows it, and the rest is read past without being kept. The limits
+ * Fastify would hold a collected body to (bodyLimit, Content-Length) are held here.
  */
 export function registerJsonBody(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-    const bytes = body as Buffer;
-    // Decoding would turn bytes that are not UTF-8 into U+FFFD, and the service would store what was not sent.
-    if (!isUtf8(bytes)) {
-      done(refused('malformed_json', 'invalid_utf8', 'is not valid UTF-8'), undefined);
+  app.addContentTypeParser('application/json', (request, payload, done) => {
+    const limit = request.routeOptions.bodyLimit;
+    const declared = Number(request.headers['content-length']);
+    if (declared > limit) {
+      done(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE(), undefined);
       return;
     }
-    // Before the bytes become text and values: a body nested too deep, or holding an array past its bound, is
-    // refused at the first byte that shows it.
-    const problem = structuralProblem(
-      bytes,
-      arrayBoundsOf(request.routeOptions.schema?.body),
-      MAX_JSON_DEPTH,
-    );
-    if (problem !== null) {
-      done(
-        problem.kind === 'too_deep' ? tooDeep() : tooManyItems(problem.pointer, problem.maxItems),
-        undefined,
-      );
-      return;
-    }
-    const text = bytes.toString('utf8');
-    if (text.trim() === '') {
-      done(null, undefined);
-      return;
-    }
-    parse(request, text, (error, parsed) => {
-      if (!error) {
-        done(null, parsed);
+    const scan = new StructureScan(arrayBoundsOf(request.routeOptions.schema?.body), MAX_JSON_DEPTH);
+    const pieces: Buffer[] = [];
+    let received = 0;
+    // Once answered, the stream flows on with nobody listening: what is left of the body is read and dropped.
+    const detach = () => {
+      payload.removeListener('data', onData);
+      payload.removeListener('end', onEnd);
+      payload.removeListener('error', onEnd);
+    };
+    const stop = (error: Error) => {
+      detach();
+      done(error, undefined);
+    };
+    const onData = (piece: Buffer) => {
+      received += piece.length;
+      if (received > limit) {
+        stop(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE());
         return;
       }
-      // The safe parser refuses both bad syntax and prototype-poisoning keys; on this failure path only, tell
-      // them apart, so a client learns which key to drop.
-      let plain: Json;
-      try {
-        plain = JSON.parse(text);
-      } catch {
-        done(refused('malformed_json', 'invalid_json', 'is not valid JSON'), undefined);
+      const problem = scan.feed(piece);
+      if (problem !== null) {
+        stop(structureRefusal(problem));
         return;
       }
-      done(forbiddenKey(poisonedAt(plain) ?? ''), undefined);
-    });
+      pieces.push(piece);
+    };
+    const onEnd = (error?: Error & { statusCode?: number }) => {
+      if (error) {
+        // A body cut short by its client.
+        if (!(typeof error.statusCode === 'number' && error.statusCode >= 400)) error.statusCode = 400;
+        stop(error);
+        return;
+      }
+      if (!Number.isNaN(declared) && received !== declared) {
+        stop(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH());
+        return;
+      }
+      const problem = scan.end();
+      if (problem !== null) {
+        stop(structureRefusal(problem));
+        return;
+      }
+      detach();
+      parseWhole(Buffer.concat(pieces, received));
+    };
+    const parseWhole = (bytes: Buffer) => {
+      // Decoding would turn bytes that are not UTF-8 into U+FFFD, and the service would store what was not sent.
+      if (!isUtf8(bytes)) {
+        done(refused('malformed_json', 'invalid_utf8', 'is not valid UTF-8'), undefined);
+        return;
+      }
+      const text = bytes.toString('utf8');
+      if (text.trim() === '') {
+        done(null, undefined);
+        return;
+      }
+      parse(request, text, (error, parsed) => {
+        if (!error) {
+          done(null, parsed);
+          return;
+        }
+        // The safe parser refuses both bad syntax and prototype-poisoning keys; on this failure path only, tell
+        // them apart, so a client learns which key to drop.
+        let plain: Json;
+        try {
+          plain = JSON.parse(text);
+        } catch {
+          done(refused('malformed_json', 'invalid_json', 'is not valid JSON'), undefined);
+          return;
+        }
+        done(forbiddenKey(poisonedAt(plain) ?? ''), undefined);
+      });
+    };
+    payload.on('data', onData);
+    payload.on('end', onEnd);
+    payload.on('error', onEnd);
   });
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { Type } from 'typebox';
-import { arrayBoundsOf, structuralProblem } from '../../src/http/body-bounds.ts';
+import { arrayBoundsOf, StructureScan, structuralProblem } from '../../src/http/body-bounds.ts';
 import { MAX_JSON_DEPTH } from '../../src/http/json-body.ts';
 import { validatorCompiler } from '../../src/http/validation.ts';
 import { QuoteRequest } from '../../src/quotes/quotes.schemas.ts';
@@ -13,6 +13,20 @@ const RUNS = 400;
 
 const scan = (text: string, schema: unknown, maxDepth = MAX_JSON_DEPTH) =>
   structuralProblem(Buffer.from(text), arrayBoundsOf(schema), maxDepth);
+
+/** The scan fed the text's bytes cut at `cuts` (offsets, taken modulo its length), as a body arrives in pieces. */
+function scanInPieces(text: string, schema: unknown, cuts: number[]) {
+  const bytes = Buffer.from(text);
+  const at = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b);
+  const scan = new StructureScan(arrayBoundsOf(schema), MAX_JSON_DEPTH);
+  let from = 0;
+  for (const to of [...at, bytes.length]) {
+    const problem = scan.feed(bytes.subarray(from, to));
+    if (problem !== null) return problem;
+    from = to;
+  }
+  return scan.end();
+}
 
 type Validate = ((value: unknown) => boolean) & {
   errors?: { keyword: string; instancePath: string; params: Record<string, unknown> }[] | null;
@@ -92,6 +106,17 @@ describe('the structure of a body, read from its bytes before it is parsed', () 
     assert.equal(scan(`{"list":${many}}`, Type.Object({ list: Type.Array(Type.Integer()) })), null);
   });
 
+  it('reads a body in pieces as it does whole, a piece ending within a name, an escape or a character', () => {
+    const schema = Type.Object({ 'é\\ü': Type.Array(Type.Integer(), { maxItems: 1 }) });
+    const text = '{"other":"a\\"b","\\u00e9\\\\ü":[1,2]}';
+    const whole = scan(text, schema);
+    assert.deepEqual(whole, { kind: 'too_many_items', pointer: '/é\\ü', maxItems: 1 });
+    const length = Buffer.byteLength(text);
+    for (let cut = 0; cut <= length; cut++) assert.deepEqual(scanInPieces(text, schema, [cut]), whole);
+    const everyByte = Array.from({ length }, (_, i) => i);
+    assert.deepEqual(scanInPieces(text, schema, everyByte), whole);
+  });
+
   it(`finds nesting past ${MAX_JSON_DEPTH} as the text is read, however deep`, () => {
     for (const depth of [MAX_JSON_DEPTH + 1, 200_000]) {
       assert.deepEqual(scan(`{"a":${'['.repeat(depth)}${']'.repeat(depth)}}`, undefined), {
@@ -132,13 +157,15 @@ describe('the structure of a body, read from its bytes before it is parsed', () 
     },
     { requiredKeys: ['list'] },
   );
+  const cuts = fc.array(fc.nat(), { maxLength: 8 });
   for (const seed of SEEDS) {
     it(`agrees with the validator on the lengths of arrays, ${RUNS} bodies of seed ${seed}`, () => {
       fc.assert(
-        fc.property(body, fc.boolean(), fc.boolean(), (value, spaced, escaped) => {
+        fc.property(body, fc.boolean(), fc.boolean(), cuts, (value, spaced, escaped, cutAt) => {
           let text = JSON.stringify(value, null, spaced ? 2 : undefined);
           if (escaped) text = text.replaceAll('"list"', '"l\\u0069st"');
           const found = scan(text, Shape);
+          assert.deepEqual(scanInPieces(text, Shape, cutAt), found);
           validate(value);
           const lengthErrors = (validate.errors ?? []).filter((e) => e.keyword === 'maxItems');
           if (found === null) {

@@ -106,6 +106,42 @@ describeEachDatabase(
       });
     }
 
+    test('a body is refused at the piece that shows it, before the rest is sent, and its connection closed', async () => {
+      const opening = `{"currency":"USD","bundles":[${'1,'.repeat(101)}`;
+      const rest = `${'1,'.repeat(349_000)}1]}`;
+      const socket = connect(port, '127.0.0.1');
+      socket.setEncoding('latin1');
+      let received = '';
+      socket.on('data', (chunk: string) => {
+        received += chunk;
+      });
+      const closed = new Promise((resolve, reject) => {
+        socket.on('error', reject);
+        socket.on('close', resolve);
+        // Not a measure of speed: a server that waits for the rest of the body never answers at all.
+        setTimeout(() => {
+          socket.destroy();
+          reject(new Error('no answer before the rest of the body'));
+        }, 10_000).unref();
+      });
+      socket.write(
+        `POST /v1/quotes/price HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+          `X-Api-Key: ${ctx.key}\r\nContent-Length: ${opening.length + rest.length}\r\n\r\n${opening}`,
+      );
+      // Answered and closed with 698 KB of the body unsent: nothing waited for the rest, nor kept it. Fastify
+      // closes the connection of every body refused while parsed, as the client may still be sending.
+      await closed;
+      const refusal = parse(received);
+      assert.equal(refusal.status, 400);
+      assert.equal(refusal.headers.connection, 'close');
+      assert.deepEqual(refusal.body.errors[0], {
+        code: 'invalid_max_items',
+        in: 'body',
+        pointer: '/bundles',
+        message: 'must NOT have more than 100 items',
+      });
+    });
+
     test('the server goes on serving after refusing', async () => {
       const answer = parse(
         await exchange(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'),

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Db } from '../db/database.ts';
 import { newId } from '../ids.ts';
 import {
@@ -22,7 +22,7 @@ export interface Account {
 // Keys carry 256 random bits, so a plain SHA-256 is enough: no password-style stretching is needed to make a
 // stolen hash useless, and lookup stays one indexed equality.
 function hashKey(plaintext: string): string {
-  return createHash('sha256').update(plaintext).digest('hex');
+  return hash('sha256', plaintext);
 }
 
 export function isValidAccountId(accountId: string): boolean {

@@ -16,6 +16,7 @@ import type { SeededBundle } from './catalogue.ts';
 import { type Measurement, measureTogether } from './load.ts';
 import { cliEntry, cpuTicks, repoRoot, ServiceUnderTest } from './processes.ts';
 import { progress } from './progress.ts';
+import { table } from './report.ts';
 import { BenchError, call, type Scenario, scenariosFor } from './scenarios.ts';
 
 const { values: args } = parseArgs({
@@ -302,17 +303,34 @@ try {
     lines.push(
       `## ${dialect}`,
       '',
-      '| Scenario | base req/s | head req/s | head/base req/s (rounds) | base CPU ms/req | head CPU ms/req | head/base CPU per req (rounds) | base p99 ms | head p99 ms |',
-      '| -------- | ---------: | ---------: | ------------------------ | --------------: | --------------: | ------------------------------ | ----------: | ----------: |',
-      ...compared.map((c) => {
-        const listed = (ratios: number[]) =>
-          `${median(ratios).toFixed(2)} (${ratios.map((r) => r.toFixed(2)).join(', ')})`;
-        return (
-          `| ${c.title} | ${c.base.requestsPerSecond.toFixed(0)} | ${c.head.requestsPerSecond.toFixed(0)} | ` +
-          `${listed(c.ratios)} | ${c.cpuMsPerRequest.base.toFixed(3)} | ${c.cpuMsPerRequest.head.toFixed(3)} | ` +
-          `${listed(c.cpuRatios)} | ${c.base.p99Ms.toFixed(1)} | ${c.head.p99Ms.toFixed(1)} |`
-        );
-      }),
+      ...table(
+        [
+          { header: 'Scenario' },
+          { header: 'base req/s', right: true },
+          { header: 'head req/s', right: true },
+          { header: 'head/base req/s (rounds)' },
+          { header: 'base CPU ms/req', right: true },
+          { header: 'head CPU ms/req', right: true },
+          { header: 'head/base CPU per req (rounds)' },
+          { header: 'base p99 ms', right: true },
+          { header: 'head p99 ms', right: true },
+        ],
+        compared.map((c) => {
+          const listed = (ratios: number[]) =>
+            `${median(ratios).toFixed(2)} (${ratios.map((r) => r.toFixed(2)).join(', ')})`;
+          return [
+            c.title,
+            c.base.requestsPerSecond.toFixed(0),
+            c.head.requestsPerSecond.toFixed(0),
+            listed(c.ratios),
+            c.cpuMsPerRequest.base.toFixed(3),
+            c.cpuMsPerRequest.head.toFixed(3),
+            listed(c.cpuRatios),
+            c.base.p99Ms.toFixed(1),
+            c.head.p99Ms.toFixed(1),
+          ];
+        }),
+      ),
       '',
     );
   }

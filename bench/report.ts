@@ -211,10 +211,10 @@ export function evaluateTargets(
   return targets;
 }
 
-type Column = { header: string; right?: boolean };
+export type Column = { header: string; right?: boolean };
 
 /** A Markdown table laid out as Biome formats one, so a fresh result passes `npm run check` unchanged. */
-function table(columns: Column[], rows: string[][]): string[] {
+export function table(columns: Column[], rows: string[][]): string[] {
   const widths = columns.map((c, i) =>
     Math.max(c.header.length, ...rows.map((row) => (row[i] ?? '').length)),
   );

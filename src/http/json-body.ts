@@ -50,7 +50,8 @@ const structureRefusal = (problem: StructuralProblem): AppError =>
  * that needs a body then reports it missing.
  *
  * The body's structure is read as its pieces arrive (StructureScan): a body nested too deep, or holding an array
- * past its bound, is refused at the piece that shows it, and the rest is read past without being kept. The limits
+ * past its bound, is refused at the piece that shows it. The answer goes out at once, with Connection: close (as
+ * Fastify answers every body refused while it is read), so the rest is neither waited for nor kept. The limits
  * Fastify would hold a collected body to (bodyLimit, Content-Length) are held here.
  */
 export function registerJsonBody(app: FastifyInstance): void {
@@ -66,7 +67,7 @@ export function registerJsonBody(app: FastifyInstance): void {
     const scan = new StructureScan(arrayBoundsOf(request.routeOptions.schema?.body), MAX_JSON_DEPTH);
     const pieces: Buffer[] = [];
     let received = 0;
-    // Once answered, the stream flows on with nobody listening: what is left of the body is read and dropped.
+    // Once refused, the stream flows on with nobody listening until the connection closes: what arrives is dropped.
     const detach = () => {
       payload.removeListener('data', onData);
       payload.removeListener('end', onEnd);

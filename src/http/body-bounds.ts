@@ -268,13 +268,3 @@ export class StructureScan {
     }
   }
 }
-
-/** The structural problem of a whole body (StructureScan, given the body in one piece). */
-export function structuralProblem(
-  bytes: Buffer,
-  bounds: ArrayBounds | null,
-  maxDepth: number,
-): StructuralProblem | null {
-  const scan = new StructureScan(bounds, maxDepth);
-  return scan.feed(bytes) ?? scan.end();
-}

@@ -51,8 +51,9 @@ const structureRefusal = (problem: StructuralProblem): AppError =>
  *
  * The body's structure is read as its pieces arrive (StructureScan): a body nested too deep, or holding an array
  * past its bound, is refused at the piece that shows it. The answer goes out at once, with Connection: close (as
- * Fastify answers every body refused while it is read), so the rest is neither waited for nor kept. The limits
- * Fastify would hold a collected body to (bodyLimit, Content-Length) are held here.
+ * Fastify answers every body refused while it is read), so the rest is neither waited for nor kept. The route's
+ * bodyLimit, which Fastify holds a body it collects to, is held here; Node's HTTP parser ends a body at its
+ * Content-Length, and a body cut short ends in an error instead.
  */
 export function registerJsonBody(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error');
@@ -95,10 +96,6 @@ export function registerJsonBody(app: FastifyInstance): void {
         // A body cut short by its client.
         if (!(typeof error.statusCode === 'number' && error.statusCode >= 400)) error.statusCode = 400;
         stop(error);
-        return;
-      }
-      if (!Number.isNaN(declared) && received !== declared) {
-        stop(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH());
         return;
       }
       const problem = scan.end();

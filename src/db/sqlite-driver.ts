@@ -39,6 +39,21 @@ function toObject(
   return row;
 }
 
+/**
+ * A prepared statement and, where its text names every column it returns, their names. Asking node:sqlite for
+ * them costs as much as a primary-key lookup. A `*` takes its names from the schema: when another process has changed a
+ * table since (a migration), SQLite prepares the statement again as it runs, with the new columns, so those are
+ * asked for after every run.
+ */
+interface KeptStatement {
+  statement: StatementSync;
+  names: readonly string[] | null;
+}
+
+function columnNames(statement: StatementSync): readonly string[] {
+  return statement.columns().map((c) => c.name);
+}
+
 /** Adapts node:sqlite to the better-sqlite3-shaped interface Kysely's SQLite dialect drives. */
 function openSqlite(path: string): SqliteDatabase & { raw: DatabaseSync } {
   const raw = new DatabaseSync(path);
@@ -46,39 +61,47 @@ function openSqlite(path: string): SqliteDatabase & { raw: DatabaseSync } {
   raw.exec('PRAGMA synchronous = NORMAL');
   raw.exec('PRAGMA foreign_keys = ON');
   raw.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
-  const prepared = new Map<string, StatementSync>();
-  const statementFor = (sql: string): StatementSync => {
-    let statement = prepared.get(sql);
-    if (statement) {
+  const prepared = new Map<string, KeptStatement>();
+  const statementFor = (sql: string): KeptStatement => {
+    let kept = prepared.get(sql);
+    if (kept) {
       prepared.delete(sql);
     } else {
-      statement = raw.prepare(sql);
+      const statement = raw.prepare(sql);
       statement.setReturnArrays(true);
+      kept = { statement, names: sql.includes('*') ? null : columnNames(statement) };
       if (prepared.size >= preparedStatementsKept) prepared.delete(prepared.keys().next().value as string);
     }
-    prepared.set(sql, statement);
-    return statement;
+    prepared.set(sql, kept);
+    return kept;
   };
   return {
     raw,
     close: () => raw.close(),
     prepare(sql: string): SqliteStatement {
-      const statement = statementFor(sql);
-      const names = statement.columns().map((c) => c.name);
+      const { statement, names: keptNames } = statementFor(sql);
+      // A statement whose table changed is prepared anew as it runs, so its columns are asked for after that.
+      const namesNow = () => keptNames ?? columnNames(statement);
       return {
-        reader: names.length > 0,
+        reader: (keptNames ?? statement.columns()).length > 0,
         all: (parameters) => {
           const rows = statement.all(...bindable(parameters)) as unknown as SQLOutputValue[][];
+          const names = namesNow();
           return rows.map((row) => toObject(names, row));
         },
         run: (parameters) => {
           const result = statement.run(...bindable(parameters));
           return { changes: result.changes, lastInsertRowid: result.lastInsertRowid };
         },
-        iterate: (parameters) =>
-          Iterator.from(statement.iterate(...bindable(parameters)) as Iterable<SQLOutputValue[]>).map((row) =>
-            toObject(names, row),
-          ),
+        iterate: (parameters) => {
+          let names: readonly string[] | undefined;
+          return Iterator.from(statement.iterate(...bindable(parameters)) as Iterable<SQLOutputValue[]>).map(
+            (row) => {
+              names ??= namesNow();
+              return toObject(names, row);
+            },
+          );
+        },
       };
     },
   };

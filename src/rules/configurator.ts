@@ -1,6 +1,7 @@
 import { type ModelRule, ruleHolds, ruleMessage } from './rule-logic.ts';
 import type { When } from './rules.schemas.ts';
 import { type Formula, negative, positive, Solver } from './sat.ts';
+import { carve } from './typed-arrays.ts';
 
 export { SearchBudgetExceeded } from './sat.ts';
 
@@ -331,7 +332,17 @@ function costOf(model: Model, selected: Uint8Array, config: Int8Array): number {
  */
 export function configure(model: Model, fixed: Fixed, maxSteps = Number.POSITIVE_INFINITY): Configured {
   const n = model.productOf.length;
-  const selected = new Uint8Array(n);
+  const classes = model.options.length;
+  const [classOf, classProof, selected, canHold, canLeave, classHold, classLeave, best] = carve([
+    [Int32Array, n],
+    [Int32Array, classes],
+    [Uint8Array, n],
+    [Uint8Array, n],
+    [Uint8Array, n],
+    [Uint8Array, classes],
+    [Uint8Array, classes],
+    [Int8Array, model.formula.decisionVars],
+  ]);
   for (const v of fixed.chosen) selected[v] = 1;
   // Plain loops here and below: Array.from with a function costs more than the rest of an easy request.
   const states: ProductState[] = [];
@@ -360,15 +371,10 @@ export function configure(model: Model, fixed: Fixed, maxSteps = Number.POSITIVE
   if (!solver.fixUnits() || solver.solve() === 'unsat') return invalid(reasonsOf(model, solver.unsatProof));
 
   // Interchangeable products (see Model.named) stand for their option: classOf is the option, or -1.
-  const classOf = new Int32Array(n);
   for (let v = 0; v < n; v++) {
     classOf[v] = model.named[v] === 0 && !solver.isFixed(v) ? (model.optionOf[v] as number) : -1;
   }
-  const canHold = new Uint8Array(n);
-  const canLeave = new Uint8Array(n);
-  const classHold = new Uint8Array(model.options.length);
-  const classLeave = new Uint8Array(model.options.length);
-  let best = solver.model.slice();
+  best.set(solver.model);
   let bestCost = costOf(model, selected, best);
   // canHold and canLeave take in what is seen of a product's class, so each is one read.
   const witness = (config: Int8Array) => {
@@ -390,7 +396,7 @@ export function configure(model: Model, fixed: Fixed, maxSteps = Number.POSITIVE
     }
     const c = costOf(model, selected, config);
     if (c < bestCost) {
-      best = config.slice();
+      best.set(config);
       bestCost = c;
     }
   };
@@ -398,7 +404,7 @@ export function configure(model: Model, fixed: Fixed, maxSteps = Number.POSITIVE
   const holds = (v: number) => canHold[v] === 1;
   const leaves = (v: number) => canLeave[v] === 1;
   // Per class, the product whose refutation stands for the class, or -1.
-  const classProof = new Int32Array(model.options.length).fill(-1);
+  classProof.fill(-1);
   const ask = (v: number, value: 0 | 1, prefer: readonly number[]): void => {
     const o = classOf[v] as number;
     const proved = o >= 0 ? (classProof[o] as number) : -1;
@@ -414,17 +420,14 @@ export function configure(model: Model, fixed: Fixed, maxSteps = Number.POSITIVE
     } else throw new Error('a request found valid has no valid configuration');
   };
   // Products not yet seen held are tried held, so one witness can settle many of them; a product to be left out
-  // is tried in a configuration as small as the rules allow.
-  const unheld = () => {
-    const list: number[] = [];
-    for (let u = 0; u < n; u++) if (selected[u] === 0 && canHold[u] === 0) list.push(u);
-    return list;
-  };
-  let prefer = unheld();
+  // is tried in a configuration as small as the rules allow. A product once seen held stays so, so the list only
+  // loses products: each new one is the last filtered, not every product scanned again.
+  let prefer: number[] = [];
+  for (let u = 0; u < n; u++) if (selected[u] === 0 && canHold[u] === 0) prefer.push(u);
   for (let v = 0; v < n; v++) {
     if (selected[v] || holds(v)) continue;
     ask(v, 1, prefer);
-    if (holds(v)) prefer = unheld();
+    if (holds(v)) prefer = prefer.filter((u) => canHold[u] === 0);
   }
   for (let v = 0; v < n; v++) {
     if (selected[v] || leaves(v) || !holds(v)) continue;
@@ -441,7 +444,7 @@ export function configure(model: Model, fixed: Fixed, maxSteps = Number.POSITIVE
   for (;;) {
     solver.costLimit = bestCost - 1;
     if (solver.solve() !== 'sat') break;
-    best = solver.model.slice();
+    best.set(solver.model);
     bestCost = costOf(model, selected, best);
   }
   return { valid: true, complete, states, reasons, violations: [], completion: best };

@@ -16,6 +16,8 @@
 // It answers one question at a time, under at most one assumed literal; what it learns stays valid for the next
 // question, since it only ever follows from the formula and the facts fixed at the root.
 
+import { carve } from './typed-arrays.ts';
+
 /** A literal is 2v for variable v true, 2v + 1 for v false. */
 export const positive = (v: number) => 2 * v;
 export const negative = (v: number) => 2 * v + 1;
@@ -175,14 +177,44 @@ export class Solver {
     this.f = f;
     this.maxSteps = maxSteps;
     this.words = Math.max(1, Math.ceil(f.provenances / 32));
-    this.lv = new Int8Array(2 * f.vars);
-    this.level = new Int32Array(f.vars);
-    this.trailPos = new Int32Array(f.vars);
-    this.reasonKind = new Int8Array(f.vars);
-    this.reasonData = new Int32Array(f.vars);
-    this.reasonProv = new Int32Array(f.vars);
+    const options = f.optionUsed.length;
+    [
+      this.activity,
+      this.level,
+      this.trailPos,
+      this.reasonData,
+      this.reasonProv,
+      this.trail,
+      this.trueCount,
+      this.falseCount,
+      this.heap,
+      this.heapPos,
+      this.lv,
+      this.reasonKind,
+      this.cost,
+      this.phase,
+      this.seen,
+      this.model,
+    ] = carve([
+      [Float64Array, f.decisionVars],
+      [Int32Array, f.vars],
+      [Int32Array, f.vars],
+      [Int32Array, f.vars],
+      [Int32Array, f.vars],
+      [Int32Array, f.vars],
+      [Int32Array, options],
+      [Int32Array, options],
+      [Int32Array, f.decisionVars],
+      [Int32Array, f.decisionVars],
+      [Int8Array, 2 * f.vars],
+      [Int8Array, f.vars],
+      [Int8Array, f.cost.length],
+      [Uint8Array, f.decisionVars],
+      [Uint8Array, f.vars],
+      [Int8Array, f.decisionVars],
+    ]);
+    this.proof = new Uint32Array(this.words);
     this.rootProof = new Array(f.vars).fill(null);
-    this.trail = new Int32Array(f.vars);
     this.clauses = f.clauses.map((c) => c.slice());
     this.staticCount = this.clauses.length;
     this.learntProof = new Array(this.staticCount).fill(null);
@@ -191,18 +223,9 @@ export class Solver {
     this.clauses.forEach((c, i) => {
       this.watch(c, i);
     });
-    const options = f.optionUsed.length;
-    this.trueCount = new Int32Array(options);
-    this.falseCount = new Int32Array(options);
-    this.cost = f.cost.slice();
-    this.activity = new Float64Array(f.decisionVars);
-    this.heap = new Int32Array(f.decisionVars);
-    this.heapPos = new Int32Array(f.decisionVars).fill(-1);
+    this.cost.set(f.cost);
+    this.heapPos.fill(-1);
     for (let v = 0; v < f.decisionVars; v++) this.heapInsert(v);
-    this.phase = new Uint8Array(f.decisionVars);
-    this.seen = new Uint8Array(f.vars);
-    this.proof = new Uint32Array(this.words);
-    this.model = new Int8Array(f.decisionVars);
   }
 
   /** Clause c watches its first two literals. */

@@ -2,6 +2,7 @@
 // its schema, bundle keys, and the diff of two normal forms. No I/O: export, plan and apply build on this.
 import { isDeepStrictEqual } from 'node:util';
 import { rangeProblem } from '../options/option-create.ts';
+import { orderAfter } from '../options/options.schemas.ts';
 import { normaliseInstant } from '../price-books/instants.ts';
 import type { ProductVariantsBody } from '../price-books/price-books.schemas.ts';
 import { validateVariantDefinition } from '../price-books/product-variants.ts';
@@ -83,7 +84,7 @@ function placed<T extends { displayOrder?: number }>(items: readonly T[]): numbe
   let next = 0;
   return items.map((item) => {
     const order = item.displayOrder ?? next;
-    next = Math.max(next, order + 1);
+    next = Math.max(next, orderAfter(order));
     return order;
   });
 }

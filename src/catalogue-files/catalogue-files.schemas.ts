@@ -1,7 +1,7 @@
 import { type Static, type TSchema, type TUnsafe, Type } from 'typebox';
 import { component, declaredSchema } from '../components.ts';
 import { Currency, Instant, Nullable, ProductId, Properties } from '../http/common-schemas.ts';
-import { OptionType, ProductConfigurationInput } from '../options/options.schemas.ts';
+import { MAX_DISPLAY_ORDER, OptionType, ProductConfigurationInput } from '../options/options.schemas.ts';
 import { ProductVariantsBody } from '../price-books/price-books.schemas.ts';
 import { Adjustment, Money, PriceAdjustment } from '../pricing/adjustment.schema.ts';
 import { MAX_RULES_PER_BUNDLE, MAX_WHEN_DEPTH, RuleKind } from '../rules/rules.schemas.ts';
@@ -23,7 +23,7 @@ const Name = Type.String({ minLength: 1, maxLength: 200 });
 // "<name> (copy)", past the 200 characters a create allows, and its book after it; clones place an option after
 // the last, past the display orders a write may give. So these are bounded only by the body limit.
 const LongName = Type.String({ minLength: 1 });
-const AnyOrder = Type.Integer({ minimum: 0 });
+const AnyOrder = Type.Integer({ minimum: 0, maximum: MAX_DISPLAY_ORDER });
 const Text = Nullable(Type.String({ maxLength: 2000 }));
 const Count = Nullable(Type.Integer({ minimum: 0, maximum: 1_000_000 }));
 const Order = (what: string) =>

@@ -6,7 +6,7 @@ import { insertPriceBook } from '../price-books/price-books.repository.ts';
 import type { PriceBook } from '../price-books/price-books.schemas.ts';
 import { bodyItem, type ProblemItem, pointer } from '../problems.ts';
 import { insertRows, type OptionProductRow, type OptionRow, storedProperties } from './options.repository.ts';
-import type { OptionCreateBody, OptionProductInput } from './options.schemas.ts';
+import { type OptionCreateBody, type OptionProductInput, orderAfter } from './options.schemas.ts';
 
 export function rangeProblem(
   min: number | null | undefined,
@@ -93,7 +93,7 @@ export function productRows(
   let next = firstDisplayOrder;
   return products.map((product) => {
     const displayOrder = product.displayOrder ?? next;
-    next = Math.max(next, displayOrder + 1);
+    next = Math.max(next, orderAfter(displayOrder));
     return {
       account_id: accountId,
       id: newId('optionProduct'),

@@ -1,7 +1,7 @@
 import { type InsertObject, PostgresAdapter, type Selectable, sql, type Updateable } from 'kysely';
 import type { BundleOptionsTable, Database, Executor, OptionProductsTable } from '../db/database.ts';
 import { searchTextOf } from '../db/search-text.ts';
-import type { BundleOption, OptionProduct } from './options.schemas.ts';
+import { type BundleOption, type OptionProduct, orderAfter } from './options.schemas.ts';
 
 export type OptionRow = Selectable<BundleOptionsTable>;
 export type OptionProductRow = Selectable<OptionProductsTable>;
@@ -131,7 +131,7 @@ export async function nextOptionDisplayOrder(
     .where('account_id', '=', accountId)
     .where('bundle_id', '=', bundleId)
     .executeTakeFirst();
-  return row?.last == null ? 0 : Number(row.last) + 1;
+  return row?.last == null ? 0 : orderAfter(Number(row.last));
 }
 
 /** One past the highest display order of the option's products (0 for none). */
@@ -146,7 +146,7 @@ export async function nextProductDisplayOrder(
     .where('account_id', '=', accountId)
     .where('option_id', '=', optionId)
     .executeTakeFirst();
-  return row?.last == null ? 0 : Number(row.last) + 1;
+  return row?.last == null ? 0 : orderAfter(Number(row.last));
 }
 
 // SQLite binds at most 32766 parameters per statement and PostgreSQL 65535; rows here have at most 14 columns.

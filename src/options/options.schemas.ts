@@ -42,6 +42,18 @@ export const ProductConfigurationInput = component(
 
 export const DisplayOrder = Type.Integer({ minimum: 0, maximum: 1_000_000_000 });
 
+/**
+ * The highest display order the tables hold (a PostgreSQL `integer`). A write through the API gives at most
+ * DisplayOrder's maximum; a catalogue file may give up to this one, and clones are placed after the last.
+ */
+export const MAX_DISPLAY_ORDER = 2_147_483_647;
+
+/** The display order one past `order`, or `order` itself at the last the tables hold: what is placed there then
+ * still lists after it, since among equal display orders a list runs by id, and a newer id sorts after. */
+export function orderAfter(order: number): number {
+  return Math.min(order + 1, MAX_DISPLAY_ORDER);
+}
+
 export const OptionProduct = component(
   'OptionProduct',
   Type.Object({

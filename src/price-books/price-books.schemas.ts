@@ -225,7 +225,16 @@ export const PricedProductsQuery = Type.Object({
   ),
   currency: Type.Optional({ ...Currency, description: 'Limits `prices` to this currency' }),
   limit: Type.Optional(Limit),
-  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Results to skip' })),
+  offset: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      // 1e+300 is an integer too; past 2^53 - 1 a number is not the one the client wrote, and the databases'
+      // OFFSET (a 64-bit integer) cannot take it.
+      maximum: Number.MAX_SAFE_INTEGER,
+      default: 0,
+      description: 'Results to skip; an offset past the last match answers no results, with `total`',
+    }),
+  ),
 });
 export type PricedProductsQuery = Static<typeof PricedProductsQuery>;
 

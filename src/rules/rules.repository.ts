@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { BundleRulesTable, Executor } from '../db/database.ts';
+import { orderAfter } from '../options/options.schemas.ts';
 import type { Rule, Selector, When } from './rules.schemas.ts';
 
 export type RuleRow = Selectable<BundleRulesTable>;
@@ -79,7 +80,7 @@ export async function ruleCount(
     .where('account_id', '=', accountId)
     .where('bundle_id', '=', bundleId)
     .executeTakeFirstOrThrow();
-  return { count: Number(row.count), nextDisplayOrder: row.last == null ? 0 : Number(row.last) + 1 };
+  return { count: Number(row.count), nextDisplayOrder: row.last == null ? 0 : orderAfter(Number(row.last)) };
 }
 
 export async function insertRules(db: Executor, rows: RuleRow[]): Promise<void> {

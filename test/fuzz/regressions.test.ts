@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { assertProblem, describeEachDatabase } from '../helpers/app.ts';
-import { createBundle } from '../helpers/factories.ts';
+import { createBundle, insertPriceRows } from '../helpers/factories.ts';
 
 // Cases the fuzzer found, kept as plain examples so they stay fixed whatever the fuzzer draws next time.
 describeEachDatabase('fuzzer findings', (ctx) => {
@@ -109,5 +109,90 @@ describeEachDatabase('fuzzer findings', (ctx) => {
     const replay = await apply(good, 'used-once');
     assert.equal(replay.status, 200);
     assert.equal(replay.headers['idempotent-replayed'], 'true');
+  });
+  test('seed 432803938: a priced-product search with an offset past the largest exact integer is a 400, not a 500', async () => {
+    const { options } = await createBundle(ctx);
+    await insertPriceRows(ctx, options[0]);
+    const url = `/v1/pricebooks/${options[0].priceBookId}/pricedProducts`;
+    // 1e+300 is an integer to JSON Schema; PostgreSQL's OFFSET (a bigint) could not take it.
+    for (const offset of ['1e+300', '9007199254740992']) {
+      const refused = await ctx.call('GET', url, { query: { offset } });
+      assertProblem(refused, 400, 'validation_failed');
+      assert.deepEqual(
+        refused.body.errors.map((e: { in: string; pointer: string }) => [e.in, e.pointer]),
+        [['query', '/offset']],
+      );
+    }
+    const last = await ctx.call('GET', url, { query: { offset: String(Number.MAX_SAFE_INTEGER) } });
+    assert.equal(last.status, 200);
+    assert.deepEqual(last.body.results, []);
+    const first = await ctx.call('GET', url);
+    assert.ok(first.body.results.length > 0);
+    assert.equal(last.body.total, first.body.total, 'total still counts every match');
+  });
+  test('display orders stay within what the tables hold (PostgreSQL integer): a file past it is a 400, and what is placed after the last stays in range', async () => {
+    const MAX = 2_147_483_647;
+    const file = (order: number) => ({
+      formatVersion: 1,
+      bundles: [
+        {
+          header: { productId: 'ORDERED', properties: {} },
+          options: [
+            {
+              name: 'Last',
+              type: 'ADD_ON',
+              displayOrder: order,
+              products: [{ productId: 'P1', displayOrder: order }, { productId: 'P2' }],
+            },
+          ],
+        },
+      ],
+    });
+    const past = await ctx.call('POST', '/v1/catalogue/apply', { body: file(MAX + 1) });
+    assertProblem(past, 400, 'validation_failed');
+    assert.deepEqual(past.body.errors.map((e: { pointer: string }) => e.pointer).sort(), [
+      '/bundles/0/options/0/displayOrder',
+      '/bundles/0/options/0/products/0/displayOrder',
+    ]);
+    assert.equal((await ctx.call('POST', '/v1/catalogue/apply', { body: file(MAX) })).status, 200);
+    const page = await ctx.call('GET', '/v1/bundles');
+    const bundleId = page.body.bundles.find(
+      (b: { header: { productId: string } }) => b.header.productId === 'ORDERED',
+    ).id;
+    const options = async () => (await ctx.call('GET', `/v1/bundles/${bundleId}/options`)).body.options;
+    const [last] = await options();
+    // Placed after the last: a new option, a clone, and products added to the last option.
+    const added = await ctx.call('POST', `/v1/bundles/${bundleId}/options`, {
+      body: { name: 'After', type: 'ADD_ON' },
+    });
+    assert.equal(added.status, 201, JSON.stringify(added.body));
+    const cloned = await ctx.call('POST', `/v1/bundles/${bundleId}/options/${last.id}/clone`);
+    assert.equal(cloned.status, 201, JSON.stringify(cloned.body));
+    const products = await ctx.call('POST', `/v1/bundles/${bundleId}/options/${last.id}/products`, {
+      body: [{ productId: 'P3' }, { productId: 'P4' }],
+    });
+    assert.equal(products.status, 201, JSON.stringify(products.body));
+    const listed = await options();
+    assert.deepEqual(
+      listed.map((o: { name: string; displayOrder: number }) => [o.name, o.displayOrder]),
+      [
+        ['Last', MAX],
+        ['After', MAX],
+        ['Last (copy)', MAX],
+      ],
+    );
+    const option = await ctx.call('GET', `/v1/bundles/${bundleId}/options/${last.id}`);
+    assert.deepEqual(
+      option.body.products.map((p: { productId: string; displayOrder: number }) => [
+        p.productId,
+        p.displayOrder,
+      ]),
+      [
+        ['P1', MAX],
+        ['P2', MAX],
+        ['P3', MAX],
+        ['P4', MAX],
+      ],
+    );
   });
 });

@@ -28,4 +28,11 @@ export const committedSeeds: readonly { seed: number; runs: number; found?: stri
       'POST /v1/catalogue/apply with a bad query or header and a file breaking a rule answered 422, not 400, once ' +
       'the file was checked before validation (the fix for 414346715 went too far)',
   },
+  {
+    seed: 432_803_938,
+    runs: 600,
+    found:
+      'GET /v1/pricebooks/{id}/pricedProducts?offset=1e+300 answered 500: an integer to JSON Schema, past what ' +
+      "the databases' OFFSET takes (and beside it, display orders past a PostgreSQL integer in a catalogue file)",
+  },
 ];

@@ -9,7 +9,7 @@ import type { Account, UnconfirmedKey } from '../keys/keys.service.ts';
 import { copyOptions } from '../options/option-copy.ts';
 import { insertOption, optionCreateConflicts, optionCreateProblems } from '../options/option-create.ts';
 import { listOptionsOfBundle } from '../options/options.repository.ts';
-import { orderAfter } from '../options/options.schemas.ts';
+import { placedOrders } from '../options/options.schemas.ts';
 import { notFound, throwIfConflicts, throwIfProblems } from '../problems.ts';
 import { copyRules } from '../rules/rule-references.ts';
 import {
@@ -74,11 +74,9 @@ export async function createBundle(
       updated_at: now,
     };
     await insertBundle(tx, row);
-    let nextDisplayOrder = 0;
-    for (const option of options) {
-      const displayOrder = option.displayOrder ?? nextDisplayOrder;
-      nextDisplayOrder = Math.max(nextDisplayOrder, orderAfter(displayOrder));
-      await insertOption(tx, accountId, row.id, option, displayOrder, now);
+    const orders = placedOrders(options);
+    for (const [i, option] of options.entries()) {
+      await insertOption(tx, accountId, row.id, option, orders[i] as number, now);
     }
     return readBundleAfter(tx, accountId, row.id, 'bundle.created');
   });

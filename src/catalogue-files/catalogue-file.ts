@@ -2,7 +2,7 @@
 // its schema, bundle keys, and the diff of two normal forms. No I/O: export, plan and apply build on this.
 import { isDeepStrictEqual } from 'node:util';
 import { rangeProblem } from '../options/option-create.ts';
-import { orderAfter } from '../options/options.schemas.ts';
+import { placedOrders } from '../options/options.schemas.ts';
 import { normaliseInstant } from '../price-books/instants.ts';
 import type { ProductVariantsBody } from '../price-books/price-books.schemas.ts';
 import { validateVariantDefinition } from '../price-books/product-variants.ts';
@@ -79,16 +79,6 @@ export interface Bundle {
   rules: Rule[];
 }
 
-/** Display orders left out follow the previous one, as the API places new options and products. */
-function placed<T extends { displayOrder?: number }>(items: readonly T[]): number[] {
-  let next = 0;
-  return items.map((item) => {
-    const order = item.displayOrder ?? next;
-    next = Math.max(next, orderAfter(order));
-    return order;
-  });
-}
-
 /** Instants in the stored form (UTC, milliseconds); one that cannot be stored stays as given, for its problem. */
 function instant(value: string | null | undefined): string | null {
   if (value == null) return null;
@@ -134,7 +124,7 @@ function normaliseProduct(product: FileProduct, displayOrder: number): Product {
 
 function normaliseOption(option: FileOption, displayOrder: number): Option {
   const products = option.products ?? [];
-  const orders = placed(products);
+  const orders = placedOrders(products);
   const book = option.priceBook === undefined ? {} : option.priceBook;
   return {
     name: option.name,
@@ -174,8 +164,8 @@ function normaliseRule(rule: FileRule, displayOrder: number): Rule {
 export function normaliseBundle(bundle: FileBundle): Bundle {
   const options = bundle.options ?? [];
   const rules = bundle.rules ?? [];
-  const optionOrders = placed(options);
-  const ruleOrders = placed(rules);
+  const optionOrders = placedOrders(options);
+  const ruleOrders = placedOrders(rules);
   return {
     key: bundle.key ?? bundle.header.productId,
     header: { productId: bundle.header.productId, properties: bundle.header.properties ?? {} },

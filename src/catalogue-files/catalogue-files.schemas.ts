@@ -21,7 +21,8 @@ export const CATALOGUE_FORMAT_VERSION = 1;
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 // Whatever the account can hold must export to a valid file: an option cloned through the API is named
 // "<name> (copy)", past the 200 characters a create allows, and its book after it; clones place an option after
-// the last, past the display orders a write may give. So these are bounded only by the body limit.
+// the last, past the display orders a write may give. So names are bounded only by the body limit, and display
+// orders only by what the tables hold.
 const LongName = Type.String({ minLength: 1 });
 const AnyOrder = Type.Integer({ minimum: 0, maximum: MAX_DISPLAY_ORDER });
 const Text = Nullable(Type.String({ maxLength: 2000 }));

@@ -40,13 +40,14 @@ function toObject(
 }
 
 /**
- * A prepared statement and, where its text names every column it returns, their names. Asking node:sqlite for
- * them costs as much as a primary-key lookup. A `*` takes its names from the schema: when another process has changed a
- * table since (a migration), SQLite prepares the statement again as it runs, with the new columns, so those are
- * asked for after every run.
+ * A prepared statement, whether it returns rows, and, where its text names every column it returns, their names.
+ * Asking node:sqlite for them costs as much as a primary-key lookup. A `*` takes its names from the schema: when
+ * another process has changed a table since (a migration), SQLite prepares the statement again as it runs, with
+ * the new columns, so those are asked for after every run.
  */
 interface KeptStatement {
   statement: StatementSync;
+  reader: boolean;
   names: readonly string[] | null;
 }
 
@@ -69,7 +70,8 @@ function openSqlite(path: string): SqliteDatabase & { raw: DatabaseSync } {
     } else {
       const statement = raw.prepare(sql);
       statement.setReturnArrays(true);
-      kept = { statement, names: sql.includes('*') ? null : columnNames(statement) };
+      const names = columnNames(statement);
+      kept = { statement, reader: names.length > 0, names: sql.includes('*') ? null : names };
       if (prepared.size >= preparedStatementsKept) prepared.delete(prepared.keys().next().value as string);
     }
     prepared.set(sql, kept);
@@ -79,11 +81,10 @@ function openSqlite(path: string): SqliteDatabase & { raw: DatabaseSync } {
     raw,
     close: () => raw.close(),
     prepare(sql: string): SqliteStatement {
-      const { statement, names: keptNames } = statementFor(sql);
-      // A statement whose table changed is prepared anew as it runs, so its columns are asked for after that.
+      const { statement, reader, names: keptNames } = statementFor(sql);
       const namesNow = () => keptNames ?? columnNames(statement);
       return {
-        reader: (keptNames ?? statement.columns()).length > 0,
+        reader,
         all: (parameters) => {
           const rows = statement.all(...bindable(parameters)) as unknown as SQLOutputValue[][];
           const names = namesNow();

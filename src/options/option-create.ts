@@ -6,7 +6,7 @@ import { insertPriceBook } from '../price-books/price-books.repository.ts';
 import type { PriceBook } from '../price-books/price-books.schemas.ts';
 import { bodyItem, type ProblemItem, pointer } from '../problems.ts';
 import { insertRows, type OptionProductRow, type OptionRow, storedProperties } from './options.repository.ts';
-import { type OptionCreateBody, type OptionProductInput, orderAfter } from './options.schemas.ts';
+import { type OptionCreateBody, type OptionProductInput, placedOrders } from './options.schemas.ts';
 
 export function rangeProblem(
   min: number | null | undefined,
@@ -90,26 +90,22 @@ export function productRows(
   firstDisplayOrder: number,
   now: string,
 ): OptionProductRow[] {
-  let next = firstDisplayOrder;
-  return products.map((product) => {
-    const displayOrder = product.displayOrder ?? next;
-    next = Math.max(next, orderAfter(displayOrder));
-    return {
-      account_id: accountId,
-      id: newId('optionProduct'),
-      bundle_id: option.bundleId,
-      option_id: option.optionId,
-      product_id: product.productId,
-      ...storedProperties(product.productId, product.properties ?? {}),
-      display_order: displayOrder,
-      min_quantity: product.configuration?.minQuantity ?? null,
-      max_quantity: product.configuration?.maxQuantity ?? null,
-      readonly_quantity: product.configuration?.readonlyQuantity ?? null,
-      version: 1,
-      created_at: now,
-      updated_at: now,
-    };
-  });
+  const orders = placedOrders(products, firstDisplayOrder);
+  return products.map((product, i) => ({
+    account_id: accountId,
+    id: newId('optionProduct'),
+    bundle_id: option.bundleId,
+    option_id: option.optionId,
+    product_id: product.productId,
+    ...storedProperties(product.productId, product.properties ?? {}),
+    display_order: orders[i] as number,
+    min_quantity: product.configuration?.minQuantity ?? null,
+    max_quantity: product.configuration?.maxQuantity ?? null,
+    readonly_quantity: product.configuration?.readonlyQuantity ?? null,
+    version: 1,
+    created_at: now,
+    updated_at: now,
+  }));
 }
 
 /**

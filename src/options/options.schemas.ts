@@ -54,6 +54,17 @@ export function orderAfter(order: number): number {
   return Math.min(order + 1, MAX_DISPLAY_ORDER);
 }
 
+/** The display order of each item in turn: its own, or, left out, one after the highest so far (from `first`), as
+ * the API places options, products and rules given without one. */
+export function placedOrders(items: readonly { displayOrder?: number }[], first = 0): number[] {
+  let next = first;
+  return items.map((item) => {
+    const order = item.displayOrder ?? next;
+    next = Math.max(next, orderAfter(order));
+    return order;
+  });
+}
+
 export const OptionProduct = component(
   'OptionProduct',
   Type.Object({

@@ -420,8 +420,8 @@ export function configure(model: Model, fixed: Fixed, maxSteps = Number.POSITIVE
     } else throw new Error('a request found valid has no valid configuration');
   };
   // Products not yet seen held are tried held, so one witness can settle many of them; a product to be left out
-  // is tried in a configuration as small as the rules allow. A product once seen held stays so, so the list only
-  // loses products: each new one is the last filtered, not every product scanned again.
+  // is tried in a configuration as small as the rules allow. A product once seen held stays so: the list only
+  // loses products, so each update filters the last list rather than scanning every product again.
   let prefer: number[] = [];
   for (let u = 0; u < n; u++) if (selected[u] === 0 && canHold[u] === 0) prefer.push(u);
   for (let v = 0; v < n; v++) {

@@ -5,7 +5,6 @@ import { ConfigError, environment, loadConfig } from './config.ts';
 import { connect } from './db/connect.ts';
 import type { Db } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
-import { seedDemo } from './demo/seed-demo.ts';
 import { createKey, isValidAccountId, listApiKeys, revokeApiKey } from './keys/keys.service.ts';
 
 class UsageError extends Error {}
@@ -51,14 +50,15 @@ const commands: Record<string, Command> = {
     ],
     options: { workers: { type: 'string' } },
     run: async (values) => {
-      // Imported here: the other commands start faster without loading the HTTP stack.
+      // Imported here, and the HTTP stack only where it serves: the other commands, and the primary of
+      // --workers (which only forks and watches), start faster and stay smaller without it.
       const { asWorker, isWorker, serveWorkers, workerCount } = await import('./workers.ts');
-      const { serve } = await import('./server.ts');
       const count = values.workers === undefined ? 1 : workerCount(String(values.workers));
       if (count === null) throw new UsageError('--workers must be auto or a whole number from 1 to 64');
       const config = loadConfig();
-      if (isWorker()) return serve(config, asWorker);
-      return count === 1 ? serve(config) : serveWorkers(config, count);
+      if (count > 1 && !isWorker()) return serveWorkers(config, count);
+      const { serve } = await import('./server.ts');
+      return serve(config, isWorker() ? asWorker : undefined);
     },
   },
   migrate: {
@@ -133,6 +133,8 @@ const commands: Record<string, Command> = {
     options: { account: { type: 'string' } },
     run: async (values) => {
       const accountId = accountOption(values.account);
+      // Imported here: it loads every feature's service, which no other command needs.
+      const { seedDemo } = await import('./demo/seed-demo.ts');
       const seed = await withDatabase((db) => seedDemo(db, accountId));
       console.error(`created demo bundle ${seed.bundleId} in account ${accountId}`);
       console.log(JSON.stringify(seed, null, 2));

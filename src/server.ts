@@ -1,47 +1,10 @@
 import { type App, buildApp } from './app.ts';
 import type { Config } from './config.ts';
-import { connect, type DatabaseHandle } from './db/connect.ts';
-import { unavailability } from './db/errors.ts';
-import { migrateToLatest } from './db/migrate.ts';
-import { checkStore } from './db/store-check.ts';
+import { openDatabase, prepareStore, startFailure } from './db/store.ts';
 import { scheduleEventPurge } from './events/events.service.ts';
 import { settleHeap } from './heap.ts';
 import { sealStoredSecrets, webhookSettings } from './webhooks/webhooks.service.ts';
 import { webhookWorker } from './webhooks/webhooks.worker.ts';
-
-function refused(at: string, reason: string): Error {
-  return new Error(`the database at ${at} cannot be used: ${reason}`);
-}
-
-/** A fault of the store met while starting becomes the one line start-up gives up with; other errors pass. */
-function startFailure(at: string, error: unknown): unknown {
-  const fault = unavailability(error);
-  return fault?.store ? refused(at, fault.reason) : error;
-}
-
-export function openDatabase(config: Config, onPoolError?: (error: Error) => void): DatabaseHandle {
-  try {
-    return connect({ databaseUrl: config.databaseUrl, sqlitePath: config.sqlitePath, onPoolError });
-  } catch (error) {
-    // SQLite opens the file here: a read-only folder fails at once.
-    throw startFailure(config.sqlitePath, error);
-  }
-}
-
-/** Brings the schema up to date and refuses a store that cannot be written, which would start, say ready, and
- * answer every write 503. */
-export async function prepareStore(
-  database: DatabaseHandle,
-  onMigration: (name: string) => void,
-): Promise<void> {
-  try {
-    await migrateToLatest(database.db, onMigration);
-    const fault = await checkStore(database.db);
-    if (fault) throw refused(database.description, fault.reason);
-  } catch (error) {
-    throw startFailure(database.description, error);
-  }
-}
 
 /** Under `cpq serve --workers N`, one of the N processes: the primary tells it when to stop. */
 export interface WorkerRole {

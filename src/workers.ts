@@ -2,7 +2,9 @@ import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { pino } from 'pino';
 import type { Config } from './config.ts';
-import { openDatabase, prepareStore, type WorkerRole } from './server.ts';
+import { settleHeap } from './heap.ts';
+import { openDatabase, prepareStore } from './db/store.ts';
+import type { WorkerRole } from './server.ts';
 
 // `cpq serve --workers N`: N processes of the service on one port (node:cluster; the primary hands connections out
 // in turn). Each worker is a whole service with its own pool and caches; the caches stay coherent across workers as
@@ -44,6 +46,8 @@ export async function serveWorkers(config: Config, count: number): Promise<void>
   } finally {
     await database.db.destroy();
   }
+  // The primary only forks and watches from here on: what loading and migrating left in its heap goes back.
+  settleHeap();
 
   let stopping = false;
   let failed = false;

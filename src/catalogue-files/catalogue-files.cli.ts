@@ -4,8 +4,11 @@ import { once } from 'node:events';
 import { closeSync, createReadStream, openSync } from 'node:fs';
 import type { Db } from '../db/database.ts';
 import { AppError } from '../problems.ts';
-import { catalogueJsonSchema, type Plan, type PlanChange } from './catalogue-files.schemas.ts';
-import { applyCatalogue, checkedCatalogue, exportCatalogue } from './catalogue-files.service.ts';
+import type { Plan, PlanChange } from './catalogue-files.schemas.ts';
+
+// The catalogue's service and schemas are loaded by the commands that use them, so that every other command (and
+// the primary of `serve --workers`) starts without them and the catalogue's modules.
+const service = () => import('./catalogue-files.service.ts');
 
 /** Exit codes of `cpq catalogue apply`, beyond 0 (done), 1 (a fault) and 2 (bad arguments). */
 export const EXIT_INVALID_FILE = 3;
@@ -72,6 +75,7 @@ export function catalogueCommands({ withDatabase, accountOption, usageError }: C
       options: { account: { type: 'string' as const } },
       run: async (values: Values) => {
         const accountId = accountOption(values.account);
+        const { exportCatalogue } = await service();
         await withDatabase(async (db) => {
           for await (const chunk of exportCatalogue(db, accountId)) await write(chunk);
         });
@@ -107,6 +111,7 @@ export function catalogueCommands({ withDatabase, accountOption, usageError }: C
         // Read a bundle at a time, twice (checked, then applied): the file is never in memory whole.
         const source = () => createReadStream(path as string);
         const dryRun = values['dry-run'] === true;
+        const { applyCatalogue, checkedCatalogue } = await service();
         let plan: Plan;
         try {
           plan = await withDatabase(async (db) =>
@@ -142,6 +147,7 @@ export function catalogueCommands({ withDatabase, accountOption, usageError }: C
       usage: 'cpq catalogue schema',
       summary: 'Print the JSON Schema of catalogue files (also served at /catalogue.schema.json).',
       run: async () => {
+        const { catalogueJsonSchema } = await import('./catalogue-files.schemas.ts');
         await write(`${JSON.stringify(catalogueJsonSchema(), null, 2)}\n`);
       },
     },

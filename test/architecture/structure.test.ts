@@ -61,6 +61,27 @@ function importsOf(file: string): string[] {
 
 const graph = new Map(files.map((file) => [file, importsOf(file)]));
 
+/** What loading a file loads at once: its imports other than `import type` and `import()`, as modules named. */
+function loadedBy(file: string): string[] {
+  const source = text.get(file) ?? '';
+  return [...source.matchAll(/^import\s+(?!type\s)(?:[^;]*?\s+from\s+)?'([^']+)'/gm)].map((match) => {
+    const specifier = match[1] as string;
+    return specifier.startsWith('.') ? relative(src, join(src, dirname(file), specifier)) : specifier;
+  });
+}
+
+/** Every module that loading `file` loads, files of src/ and packages alike. */
+function loadedFrom(file: string): Set<string> {
+  const seen = new Set<string>();
+  const visit = (module: string) => {
+    if (seen.has(module)) return;
+    seen.add(module);
+    if (text.has(module)) for (const next of loadedBy(module)) visit(next);
+  };
+  visit(file);
+  return seen;
+}
+
 /** The folder right under src/, or the file itself when it sits in src/. */
 function areaOf(file: string): string {
   return file.split('/')[0] as string;
@@ -116,6 +137,18 @@ describe('the structure of src/', () => {
     };
     for (const file of files) visit(file, []);
     assert.deepEqual(cycles, []);
+  });
+
+  test('the command line loads the HTTP stack only to serve: not for other commands, nor in the primary of --workers', () => {
+    for (const entry of ['cli.ts', 'workers.ts']) {
+      const loaded = loadedFrom(entry);
+      const http = ['app.ts', 'server.ts', 'fastify'].filter((module) => loaded.has(module));
+      assert.deepEqual(http, [], `${entry} loads ${http.join(', ')} as it starts`);
+      assert.ok(
+        loaded.has('db/store.ts') || entry === 'cli.ts',
+        `${entry}: the import graph was not followed`,
+      );
+    }
   });
 
   test('queries are written only in repositories and db/ (migrations included)', () => {

@@ -92,6 +92,8 @@ export interface ServiceOptions {
   cwd?: string;
   /** More of the service's environment (DETAILS_CACHE_BYTES=0, say). */
   env?: Record<string, string>;
+  /** `serve --workers N`: N worker processes on one port. */
+  workers?: number;
 }
 
 /**
@@ -115,7 +117,14 @@ async function startService(options: ServiceOptions, port: number): Promise<Chil
   const nodeFlags = process.env.CPQ_BENCH_NODE_FLAGS?.split(' ').filter((flag) => flag !== '') ?? [];
   const entry = cliEntry(options.cwd ?? repoRoot);
   const child = start(
-    [...entry.nodeFlags, ...nodeFlags, ...profiling, entry.program, 'serve'],
+    [
+      ...entry.nodeFlags,
+      ...nodeFlags,
+      ...profiling,
+      entry.program,
+      'serve',
+      ...(options.workers === undefined ? [] : ['--workers', String(options.workers)]),
+    ],
     {
       ...process.env,
       ...entry.env,
@@ -136,7 +145,21 @@ async function startService(options: ServiceOptions, port: number): Promise<Chil
     options.cwd,
   );
   await untilReady(child, '/readyz');
+  // The first worker to listen answers /readyz; the others are still starting (measure after idle(), which waits
+  // for their start-up's CPU to end).
+  if (options.workers !== undefined) await untilWorkers(child, options.workers);
   return { ...child, stop: stopper(child) };
+}
+
+async function untilWorkers(child: Omit<Child, 'stop'> & { exited: Promise<void> }, count: number) {
+  const deadline = Date.now() + 30_000;
+  while (processTree(child.pid).length < count + 1) {
+    if (Date.now() > deadline) {
+      child.process.kill('SIGKILL');
+      throw new Error(`${count} workers did not start:\n${child.output()}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 /**
@@ -225,32 +248,82 @@ export async function startCeiling(body: Buffer): Promise<Child> {
   return { ...child, stop: stopper(child) };
 }
 
+/**
+ * The process and its children: the workers of `cpq serve --workers N`, which the primary forks from its main
+ * thread. A process that has just exited is left out.
+ */
+function processTree(pid: number): number[] {
+  let children: number[] = [];
+  try {
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+      .split(' ')
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    // gone
+  }
+  return [pid, ...children];
+}
+
+/** Sums a reading over the process and its children, skipping any that exit while it is read. */
+function overTree(pid: number, read: (pid: number) => number): number {
+  let total = 0;
+  for (const member of processTree(pid)) {
+    try {
+      total += read(member);
+    } catch (error) {
+      if (member === pid || (error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+  }
+  return total;
+}
+
+/**
+ * Proportional set size in bytes, summed over the process and its workers: each shared page counted once, divided
+ * among the processes that map it, so that N workers are not charged N times for Node's binary.
+ */
+export function proportionalSetSize(pid: number): number {
+  return overTree(pid, (member) => {
+    const match = /^Pss:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${member}/smaps_rollup`, 'utf8'));
+    if (!match) throw new Error(`no Pss for process ${member}`);
+    return Number(match[1]) * 1024;
+  });
+}
+
 function statusKiB(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   const match = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   if (!match) throw new Error(`no ${field} for process ${pid}`);
   return Number(match[1]);
 }
 
-/** Peak resident set size (VmHWM) in bytes since the process started or since resetPeakRss. */
+/**
+ * Peak resident set size (VmHWM) in bytes since the process started or since resetPeakRss; with workers, the sum
+ * of each process's own peak (pages they share, such as Node's binary, counted in each).
+ */
 export function peakRss(pid: number): number {
-  return statusKiB(pid, 'VmHWM') * 1024;
+  return overTree(pid, (member) => statusKiB(member, 'VmHWM') * 1024);
 }
 
-/** Resident set size (VmRSS) in bytes now. */
+/** Resident set size (VmRSS) in bytes now, summed over the process and its workers as peakRss is. */
 export function residentSetSize(pid: number): number {
-  return statusKiB(pid, 'VmRSS') * 1024;
+  return overTree(pid, (member) => statusKiB(member, 'VmRSS') * 1024);
 }
 
 /** Lowers the peak to the current size (Linux clear_refs 5), so the next reading is one scenario's peak. */
 export function resetPeakRss(pid: number): void {
-  writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  overTree(pid, (member) => {
+    writeFileSync(`/proc/${member}/clear_refs`, '5');
+    return 0;
+  });
 }
 
-/** CPU time the process has used, user and system, in clock ticks (1/100 s). */
+/** CPU time the process and its workers have used, user and system, in clock ticks (1/100 s). */
 export function cpuTicks(pid: number): number {
-  // Fields after the command name, which may itself hold spaces: utime and stime are the 12th and 13th.
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return Number(fields[11]) + Number(fields[12]);
+  return overTree(pid, (member) => {
+    // Fields after the command name, which may itself hold spaces: utime and stime are the 12th and 13th.
+    const fields = readFileSync(`/proc/${member}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return Number(fields[11]) + Number(fields[12]);
+  });
 }
 
 /**

@@ -17,6 +17,16 @@ export interface ScenarioResult extends Measurement {
   cpuMsPerRequest?: number;
 }
 
+/** One worker against two (`cpq serve --workers 2`), each scenario measured on both, back to back. */
+export interface WorkersResult {
+  count: number;
+  /** Summed over the primary and its workers, each process's own resident pages (shared ones counted in each). */
+  startRssBytes: number;
+  /** The same as proportional set size: each shared page counted once, divided among the processes mapping it. */
+  startPssBytes: number;
+  pairs: { one: ScenarioResult; two: ScenarioResult }[];
+}
+
 export interface GrowthPoint {
   size: number;
   p50Ms: number;
@@ -65,6 +75,7 @@ export interface DatabaseResult {
   hostile: HostileResult | null;
   /** A catalogue file applied, exported and applied again (bench/catalogue-file.ts). */
   catalogueFile: CatalogueFileResult | null;
+  workers: WorkersResult | null;
   targets: Target[];
 }
 
@@ -307,6 +318,49 @@ function webhooksSection(webhooks: WebhooksResult | null): string[] {
   ];
 }
 
+function workersSection(workers: WorkersResult | null): string[] {
+  if (!workers) return [];
+  const number = (header: string) => ({ header, right: true });
+  const side = (s: ScenarioResult) => [
+    fixed(s.requestsPerSecond, 0),
+    fixed(s.p99Ms, 2),
+    s.cpuMsPerRequest === undefined ? '' : fixed(s.cpuMsPerRequest, 3),
+  ];
+  return [
+    '',
+    `**One worker against ${workers.count}** (\`cpq serve --workers ${workers.count}\`, a second service on the same ` +
+      'database; each scenario driven on the one, then on the other, back to back; CPU and RSS summed over the ' +
+      'primary and its workers)',
+    '',
+    ...table(
+      [
+        { header: 'Scenario' },
+        number('1 worker req/s'),
+        number('p99 ms'),
+        number('CPU ms/req'),
+        number(`${workers.count} workers req/s`),
+        number('p99 ms'),
+        number('CPU ms/req'),
+        number(`req/s ${workers.count} vs 1`),
+        { header: `p99 < 50 ms, ${workers.count} workers` },
+      ],
+      workers.pairs.map(({ one, two }) => [
+        one.name,
+        ...side(one),
+        ...side(two),
+        `${fixed(two.requestsPerSecond / one.requestsPerSecond, 2)}x`,
+        verdict(two.p99Ms < p99LimitMs),
+      ]),
+    ),
+    '',
+    `- Memory right after start with ${workers.count} workers: RSS ${mb(workers.startRssBytes)} MB, the primary's ` +
+      "and each worker's resident pages added up (Node's binary, which they share, counted in each); PSS " +
+      `${mb(workers.startPssBytes)} MB (shared pages counted once). Peak RSS while measured, added up the same way: ` +
+      `${workers.pairs.map(({ two }) => `${two.name} ${mb(two.peakRssBytes)} MB`).join(', ')}.`,
+    `- Errors/non-2xx: ${workers.pairs.reduce((n, { one, two }) => n + one.failures + two.failures, 0)} (any fails the run).`,
+  ];
+}
+
 function hostileSection(hostile: HostileResult): string[] {
   const side = (m: Measurement) => `${fixed(m.requestsPerSecond, 0)} req/s, p99 ${fixed(m.p99Ms, 2)} ms`;
   const health = (l: HostileResult['alone']['healthz']) =>
@@ -405,6 +459,7 @@ export function toMarkdown(results: Results): string {
       );
     }
     if (db.hostile) lines.push(...hostileSection(db.hostile));
+    lines.push(...workersSection(db.workers ?? null));
     lines.push(
       ...growthTable(
         'Bundle details by option products, as clients ask (cached)',

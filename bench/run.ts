@@ -31,6 +31,7 @@ import {
   type Child,
   cpuTicks,
   peakRss,
+  proportionalSetSize,
   repoRoot,
   resetPeakRss,
   residentSetSize,
@@ -48,6 +49,7 @@ import {
   type Results,
   type ScenarioResult,
   toMarkdown,
+  type WorkersResult,
 } from './report.ts';
 import {
   BenchError,
@@ -171,6 +173,13 @@ async function runScenario(
   return result;
 }
 
+/** What autocannon sends for a scenario to the service at baseUrl, with the key when there is one. */
+function targetOf(scenario: Scenario, baseUrl: string, key: string | null): Target {
+  const { method, body, bodies } = scenario;
+  const headers: Record<string, string> = key === null ? {} : { 'x-api-key': key, ...scenario.headers };
+  return { url: `${baseUrl}${scenario.path}`, method, body, bodies, headers };
+}
+
 async function runScenarios(
   result: DatabaseResult,
   service: ServiceUnderTest,
@@ -186,13 +195,8 @@ async function runScenarios(
   const planned = scenarios.map((scenario) => {
     const onCeiling = scenario.copyOf !== undefined && ceiling !== null;
     const baseUrl = onCeiling && ceiling ? ceiling.baseUrl : service.baseUrl;
-    const headers: Record<string, string> = onCeiling ? {} : { 'x-api-key': key, ...scenario.headers };
-    const { method, body, bodies } = scenario;
-    return {
-      scenario,
-      onCeiling,
-      target: { url: `${baseUrl}${scenario.path}`, method, body, bodies, headers },
-    };
+    // The ceiling serves its bytes to anyone: no key, no other headers.
+    return { scenario, onCeiling, target: targetOf(scenario, baseUrl, onCeiling ? null : key) };
   });
   try {
     for (const { scenario, target } of planned) {
@@ -250,6 +254,56 @@ async function sideBySide(service: ServiceUnderTest, first: Target, deep: Target
   const [firstPage, deepPage] = each;
   if (!firstPage || !deepPage) throw new BenchError('side-by-side pages measured nothing');
   return { firstPage, deepPage, failures: failures + warm.failures };
+}
+
+/** The scenarios measured on one worker and on two (`cpq serve --workers 2`). */
+const workerScenarios = ['details-1-large', 'list-first-page', 'quote-30-lines', 'configure'];
+
+/**
+ * One worker against two: a second service, `serve --workers 2` on the same database, and each scenario driven on
+ * the one-process service then on it, back to back, so that both see the machine as it is at that moment.
+ */
+async function measureWorkers(
+  service: ServiceUnderTest,
+  scenarios: Scenario[],
+  key: string,
+): Promise<WorkersResult> {
+  progress.phase('starting the service with 2 workers');
+  const workers = await ServiceUnderTest.start({ ...service.options, cpuProfileDir: undefined, workers: 2 });
+  const chosen = scenarios.filter((s) => workerScenarios.includes(s.name));
+  try {
+    // Every worker has finished starting once the processes are idle.
+    await workers.idle();
+    const result: WorkersResult = {
+      count: 2,
+      startRssBytes: residentSetSize(workers.child.pid),
+      startPssBytes: proportionalSetSize(workers.child.pid),
+      pairs: [],
+    };
+    for (const [i, scenario] of chosen.entries()) {
+      const measured = [];
+      for (const [side, subject] of [service, workers].entries()) {
+        const target = targetOf(scenario, subject.baseUrl, key);
+        const position = { index: 2 * i + side + 1, total: 2 * chosen.length };
+        progress.scenario(
+          position.index,
+          position.total,
+          scenario.name,
+          'waiting until the service is idle',
+          true,
+        );
+        await subject.idle();
+        const on = { child: subject.child, resetPeak: () => subject.resetPeak() };
+        measured.push(await runScenario(scenario, target, position, on, null));
+      }
+      const [one, two] = measured;
+      if (one && two) result.pairs.push({ one, two });
+    }
+    return result;
+  } finally {
+    progress.phase('stopping the service with 2 workers');
+    await workers.stop();
+  }
 }
 
 /** The attacks of bench/hostile.ts on the large bundles (then typical ones), beside warm details of one. */
@@ -390,6 +444,7 @@ function emptyResult(dialect: Dialect, catalogueFile: CatalogueFileResult | null
     extraLoad: null,
     webhooks: null,
     hostile: null,
+    workers: null,
     catalogueFile,
     targets: [],
   };
@@ -430,15 +485,21 @@ async function benchDatabase(dialect: Dialect): Promise<DatabaseResult> {
     };
     try {
       progress.phase('checking every scenario once');
-      const scenarios = (await scenariosFor(service.baseUrl, key, catalogue.seeded)).filter(
-        (s) => args.scenario === undefined || args.scenario.includes(s.name),
+      const scenarios = await scenariosFor(service.baseUrl, key, catalogue.seeded);
+      await runScenarios(
+        result,
+        service,
+        scenarios.filter((s) => args.scenario === undefined || args.scenario.includes(s.name)),
+        key,
       );
-      await runScenarios(result, service, scenarios, key);
       if (args.scenario === undefined || args.scenario.includes('webhooks')) {
         result.webhooks = await measureWebhooks(service, database, settings);
       }
       if (args.scenario === undefined || args.scenario.includes('hostile')) {
         result.hostile = await hostileBeside(service, key, catalogue.seeded);
+      }
+      if (args.scenario === undefined || args.scenario.includes('workers')) {
+        result.workers = await measureWorkers(service, scenarios, key);
       }
       if (args.scenario === undefined) await measureGrowth(result, database, service, key, catalogue.seeded);
       else {
@@ -527,6 +588,10 @@ const failed = results.databases.flatMap((db) => {
         ])
       : []),
     ['hostile requests beside normal load', db.hostile?.failures ?? 0],
+    ...(db.workers?.pairs ?? []).flatMap(({ one, two }): [string, number][] => [
+      [`${one.name} on 1 worker`, one.failures],
+      [`${two.name} on ${db.workers?.count} workers`, two.failures],
+    ]),
     ...db.configureByRules.map((p): [string, number] => [`configure with ${p.size} rules`, p.failures]),
     ...db.configureByProducts.map((p): [string, number] => [`configure of ${p.size} products`, p.failures]),
     ...[db.searchBySize, db.searchBroadBySize, db.searchBuiltBySize, db.searchBroadBuiltBySize].flatMap(

@@ -49,6 +49,9 @@ export class StampedCache<T extends Stamped> {
   /** Reads answered from an entry, and reads that had to build one (for /metrics). */
   hits = 0;
   misses = 0;
+  /** Reads answered by a build another request had under way for the same state (for /metrics). */
+  sharedBuilds = 0;
+  readonly #building = new Map<string, Promise<T>>();
   /** The stamp checks of requests for the same bundles with the same key, shared when they come at once. */
   readonly stampReads = new SharedReads<{ stamps: Map<string, string>; keyLive: boolean }>();
 
@@ -114,10 +117,31 @@ export class StampedCache<T extends Stamped> {
       this.hits++;
       return held;
     }
+    // Requests that miss together (a cold start, or the first reads after a change) share one build instead of
+    // making one each, which for a large bundle would fill the heavy-answer gate and turn most of them away. The
+    // entry a build makes holds the state its own snapshot read: a request takes it only if it holds the state the
+    // request's stamps saw, the rule a hit follows, and otherwise builds its own.
+    const underWay = this.#building.get(key);
+    if (underWay !== undefined) {
+      const shared = await underWay.then(
+        (entry) => entry,
+        () => undefined,
+      );
+      if (shared && now < shared.validUntil && sameStamps(shared.stamps, stamps)) {
+        this.sharedBuilds++;
+        return shared;
+      }
+    }
     this.misses++;
-    const entry = await build();
-    this.set(key, entry);
-    return entry;
+    const building = build();
+    this.#building.set(key, building);
+    try {
+      const entry = await building;
+      this.set(key, entry);
+      return entry;
+    } finally {
+      if (this.#building.get(key) === building) this.#building.delete(key);
+    }
   }
 }
 

@@ -12,6 +12,8 @@ export interface WatchedCache {
   readonly misses: number;
   /** Stamp checks that requests joined instead of making their own (SharedReads). */
   readonly sharedStampChecks: number;
+  /** Misses answered by a build another request had under way for the same state. */
+  readonly sharedBuilds: number;
   readonly bytes: number;
   readonly size: number;
 }
@@ -106,6 +108,11 @@ export function registerMetrics(
     'cpq_cache_shared_stamp_checks_total',
     'Requests whose stamp check was one made for other requests for the same bundles at the same moment',
     (c) => c.sharedStampChecks,
+  );
+  cacheCounter(
+    'cpq_cache_shared_builds_total',
+    'Answers a cache did not hold, taken from a build another request had under way for the same catalogue state',
+    (c) => c.sharedBuilds,
   );
   cacheGauge('cpq_cache_bytes', 'Bytes a cache holds, by its own estimate', (c) => c.bytes);
   cacheGauge('cpq_cache_entries', 'Entries a cache holds', (c) => c.size);

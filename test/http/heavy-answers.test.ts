@@ -109,4 +109,44 @@ describeEachDatabase('answers are bounded in size and in how many are built at o
     assert.deepEqual([gate.running, gate.waiting], [0, 0]);
     assert.equal((await details({ bundleIds: bundle.id, properties: 'name' })).status, 200);
   });
+
+  test('requests that miss together share one build: a burst for one cold bundle passes a gate of one', async () => {
+    const { bundle, options } = await createBundle(ctx);
+    const base = options[0];
+    const productId = base.products[0].productId;
+    const priced = await ctx.call('PUT', `/v1/pricebooks/${base.priceBookId}/prices`, {
+      body: [{ productId, currency: 'USD', standardPrice: 10 }],
+    });
+    assert.equal(priced.status, 200, priced.text);
+    const quote = {
+      currency: 'USD',
+      bundles: [
+        { bundleId: bundle.id, options: [{ optionId: base.id, products: [{ productId, quantity: 1 }] }] },
+      ],
+    };
+    const gate = new AnswerGate(1, 2);
+    const app = await appWith({ detailsCacheBytes: 1_000_000 }, gate);
+    let release = () => {};
+    const holding = gate.run(() => new Promise<void>((resolve) => (release = resolve)));
+
+    // Twenty of each: without sharing, all but the two the queue holds would be turned away with 503.
+    const burst = [
+      ...Array.from({ length: 20 }, () =>
+        callApp(app, ctx.key, 'GET', '/v1/bundles-details', { query: { bundleIds: bundle.id } }),
+      ),
+      ...Array.from({ length: 20 }, () => callApp(app, ctx.key, 'POST', '/v1/quotes/price', { body: quote })),
+    ];
+    await until(() => gate.waiting === 2);
+    release();
+    await holding;
+    const answers = await Promise.all(burst);
+    assert.deepEqual(
+      answers.map((answer) => answer.status),
+      Array(40).fill(200),
+    );
+    assert.equal(new Set(answers.slice(0, 20).map((answer) => answer.text)).size, 1);
+    const metrics = (await callApp(app, ctx.key, 'GET', '/metrics')).text;
+    assert.match(metrics, /cpq_cache_shared_builds_total\{cache="details"\} 19/);
+    assert.match(metrics, /cpq_cache_shared_builds_total\{cache="quote_catalogues"\} 19/);
+  });
 });

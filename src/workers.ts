@@ -2,8 +2,8 @@ import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { pino } from 'pino';
 import type { Config } from './config.ts';
-import { settleHeap } from './heap.ts';
 import { openDatabase, prepareStore } from './db/store.ts';
+import { settleHeap } from './heap.ts';
 import type { WorkerRole } from './server.ts';
 
 // `cpq serve --workers N`: N processes of the service on one port (node:cluster; the primary hands connections out

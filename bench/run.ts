@@ -133,9 +133,13 @@ async function runScenario(
   position: { index: number; total: number },
   measured: { child: Child; resetPeak: () => void },
   ceilingRps: number | null,
+  /** Waits until the service has worked off what the scenario before left. */
+  settle: () => Promise<void>,
 ): Promise<ScenarioResult> {
   const show = (text: string, first = false) =>
     progress.scenario(position.index, position.total, scenario.name, text, first);
+  show('waiting until the service is idle', true);
+  await settle();
   const stage = (text: string) => (elapsed: number, rps: number) =>
     show(`${text} ${elapsed} s, ${rps} req/s`);
   show(`warm-up ${settings.warmupSeconds} s`, true);
@@ -215,19 +219,13 @@ async function runScenarios(
     let ceilingRps: number | null = null;
     for (const [i, { scenario, onCeiling, target }] of planned.entries()) {
       const position = { index: i + 1, total: planned.length };
-      progress.scenario(
-        position.index,
-        position.total,
-        scenario.name,
-        'waiting until the service is idle',
-        true,
-      );
-      await service.idle();
       const subject =
         onCeiling && ceiling
           ? { child: ceiling, resetPeak: () => resetPeakRss(ceiling.pid) }
           : { child: service.child, resetPeak: () => service.resetPeak() };
-      const measured = await runScenario(scenario, target, position, subject, ceilingRps);
+      const measured = await runScenario(scenario, target, position, subject, ceilingRps, () =>
+        service.idle(),
+      );
       if (onCeiling) ceilingRps = measured.requestsPerSecond;
       result.scenarios.push(measured);
     }
@@ -285,16 +283,8 @@ async function measureWorkers(
       for (const [side, subject] of [service, workers].entries()) {
         const target = targetOf(scenario, subject.baseUrl, key);
         const position = { index: 2 * i + side + 1, total: 2 * chosen.length };
-        progress.scenario(
-          position.index,
-          position.total,
-          scenario.name,
-          'waiting until the service is idle',
-          true,
-        );
-        await subject.idle();
         const on = { child: subject.child, resetPeak: () => subject.resetPeak() };
-        measured.push(await runScenario(scenario, target, position, on, null));
+        measured.push(await runScenario(scenario, target, position, on, null, () => subject.idle()));
       }
       const [one, two] = measured;
       if (one && two) result.pairs.push({ one, two });

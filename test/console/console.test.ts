@@ -379,18 +379,40 @@ describeEachDatabase('The console in a browser', (ctx) => {
     await screenshot(page, 'events', { fullPage: false });
   });
 
-  test('renders the largest bundle page (300 products x 4 currencies) in under a second', async () => {
-    // From the start of navigation to the 300th row: the page, its script, four API reads and the render. The
-    // machine is shared with other work, so the best of three loads is taken (the first is the cold one).
+  test('renders the largest bundle page (300 products x 4 currencies) from a fixed set of API reads', async () => {
+    // What keeps the page fast however large the bundle: the same five API reads, never one per product or
+    // currency. The time to the 300th row is printed, not asserted: the machine is shared, and speed targets live
+    // in the bench (`npm run bench`), not in timed tests.
+    const reads: string[] = [];
+    const onRequest = (request: { url(): string }) => {
+      const { pathname } = new URL(request.url());
+      if (pathname.startsWith('/v1/')) reads.push(pathname);
+    };
+    page.on('request', onRequest);
     const times: number[] = [];
-    for (let i = 0; i < 3; i++) {
-      await page.goto(url(`/bundles/${largeBundleId}`));
-      await page.locator('table.prices tbody tr').nth(299).waitFor();
-      times.push(Math.round(Number(await page.evaluate('performance.now()'))));
+    try {
+      for (let i = 0; i < 3; i++) {
+        reads.length = 0;
+        await page.goto(url(`/bundles/${largeBundleId}`));
+        await page.locator('table.prices tbody tr').nth(299).waitFor();
+        times.push(Math.round(Number(await page.evaluate('performance.now()'))));
+        assert.deepEqual(
+          reads.map((path) => path.replace(largeBundleId, '{id}')).sort(),
+          [
+            '/v1/bundles-details',
+            '/v1/bundles/{id}',
+            '/v1/bundles/{id}/options',
+            '/v1/bundles/{id}/rules',
+            '/v1/keys/current',
+          ],
+          `load ${i + 1}`,
+        );
+      }
+    } finally {
+      page.off('request', onRequest);
     }
     assert.equal(await page.locator('table.prices tbody tr').count(), 300);
     console.log(`largest bundle page rendered in ${times.join(', ')} ms`);
-    assert.ok(Math.min(...times) < 1000, `${times.join(', ')} ms`);
     assert.equal((await priceCell('PART-0-001', 'KWD').textContent())?.replace(/\s/g, ' '), 'KWD 11.125');
     assert.equal(await priceCell('PART-0-001', 'JPY').textContent(), '¥1,001');
     assert.equal(await priceCell('PART-0-001', 'USD').textContent(), '$11.125');

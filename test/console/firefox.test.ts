@@ -134,15 +134,38 @@ describeEachDatabase('The console in Firefox', (ctx) => {
     assert.equal(await text('[data-total]'), '$708.00');
   });
 
-  test('renders the largest bundle page (300 products x 4 currencies) in under a second', async () => {
+  test('renders the largest bundle page (300 products x 4 currencies) from a fixed set of API reads', async () => {
+    // As in Chromium (console.test.ts): the same five reads however large the bundle; the time is printed, not
+    // asserted, since speed targets live in the bench and the machine is shared.
+    const reads: string[] = [];
+    const onRequest = (request: { url(): string }) => {
+      const { pathname } = new URL(request.url());
+      if (pathname.startsWith('/v1/')) reads.push(pathname.replace(largeBundleId, '{id}'));
+    };
+    page.on('request', onRequest);
     const times: number[] = [];
-    for (let i = 0; i < 3; i++) {
-      await page.goto(url(`/bundles/${largeBundleId}`));
-      await page.waitForFunction("document.querySelectorAll('table.prices tbody tr').length === 300");
-      times.push(Math.round(await page.evaluate(() => performance.now())));
+    try {
+      for (let i = 0; i < 3; i++) {
+        reads.length = 0;
+        await page.goto(url(`/bundles/${largeBundleId}`));
+        await page.waitForFunction("document.querySelectorAll('table.prices tbody tr').length === 300");
+        times.push(Math.round(await page.evaluate(() => performance.now())));
+        assert.deepEqual(
+          reads.sort(),
+          [
+            '/v1/bundles-details',
+            '/v1/bundles/{id}',
+            '/v1/bundles/{id}/options',
+            '/v1/bundles/{id}/rules',
+            '/v1/keys/current',
+          ],
+          `load ${i + 1}`,
+        );
+      }
+    } finally {
+      page.off('request', onRequest);
     }
     console.log(`largest bundle page rendered in Firefox in ${times.join(', ')} ms`);
-    assert.ok(Math.min(...times) < 1000, `${times.join(', ')} ms`);
   });
 
   test('loaded nothing from another host and met no script error', () => {

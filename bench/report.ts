@@ -358,6 +358,7 @@ function workersSection(workers: WorkersResult | null): string[] {
       `${mb(workers.startPssBytes)} MB (shared pages counted once). Peak RSS while measured, added up the same way: ` +
       `${workers.pairs.map(({ two }) => `${two.name} ${mb(two.peakRssBytes)} MB`).join(', ')}.`,
     `- Errors/non-2xx: ${workers.pairs.reduce((n, { one, two }) => n + one.failures + two.failures, 0)} (any fails the run).`,
+    '',
   ];
 }
 

@@ -68,3 +68,15 @@ export async function screenshot(
   if ('goto' in target) await target.screenshot({ path, fullPage: options.fullPage ?? true });
   else await target.screenshot({ path });
 }
+
+/**
+ * The API reads of a bundle's page, its id written `{id}`, sorted: the same five however many products and
+ * currencies the bundle has, in every browser.
+ */
+export const bundlePageReads = [
+  '/v1/bundles-details',
+  '/v1/bundles/{id}',
+  '/v1/bundles/{id}/options',
+  '/v1/bundles/{id}/rules',
+  '/v1/keys/current',
+];

@@ -9,7 +9,7 @@ import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { buildConsole } from '../../src/console/console.assets.ts';
 import { seedDemo } from '../../src/demo/seed-demo.ts';
 import { describeEachDatabase } from '../helpers/app.ts';
-import { launchChromium, screenshot, seriousViolations } from './browser.ts';
+import { bundlePageReads, launchChromium, screenshot, seriousViolations } from './browser.ts';
 
 test('the whole console is under 150 KB of JavaScript, gzip-compressed', async () => {
   const { assets } = await buildConsole();
@@ -398,13 +398,7 @@ describeEachDatabase('The console in a browser', (ctx) => {
         times.push(Math.round(Number(await page.evaluate('performance.now()'))));
         assert.deepEqual(
           reads.map((path) => path.replace(largeBundleId, '{id}')).sort(),
-          [
-            '/v1/bundles-details',
-            '/v1/bundles/{id}',
-            '/v1/bundles/{id}/options',
-            '/v1/bundles/{id}/rules',
-            '/v1/keys/current',
-          ],
+          bundlePageReads,
           `load ${i + 1}`,
         );
       }

@@ -17,7 +17,7 @@ function givenByOperator(flag: string): boolean {
 
 /**
  * Shapes V8's heap for a long-running service, once it has started and before it takes connections. Starting
- * (type stripping, compiling every route's validators, building the OpenAPI document) grows the young generation to
+ * (type stripping, loading ~1,200 modules, registering every route and its schemas) grows the young generation to
  * its largest and leaves it resident, though empty, until load comes: one full collection that gives memory back
  * (~90 ms) takes RSS after start from ~180 to ~125 MB. An operator's own `--heap-growing-percent` (`node
  * --heap-growing-percent=50 bin/cpq.js serve`) stands.

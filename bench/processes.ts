@@ -265,16 +265,23 @@ function processTree(pid: number): number[] {
   return [pid, ...children];
 }
 
-/** Sums a reading over the process and its children, skipping any that exit while it is read. */
-function overTree(pid: number, read: (pid: number) => number): number {
-  let total = 0;
+/** Visits the process and its children, skipping any child that exits while it is visited. */
+function eachInTree(pid: number, visit: (member: number) => void): void {
   for (const member of processTree(pid)) {
     try {
-      total += read(member);
+      visit(member);
     } catch (error) {
       if (member === pid || (error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
   }
+}
+
+/** A reading summed over the process and its children. */
+function overTree(pid: number, read: (member: number) => number): number {
+  let total = 0;
+  eachInTree(pid, (member) => {
+    total += read(member);
+  });
   return total;
 }
 
@@ -283,15 +290,14 @@ function overTree(pid: number, read: (pid: number) => number): number {
  * among the processes that map it, so that N workers are not charged N times for Node's binary.
  */
 export function proportionalSetSize(pid: number): number {
-  return overTree(pid, (member) => {
-    const match = /^Pss:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${member}/smaps_rollup`, 'utf8'));
-    if (!match) throw new Error(`no Pss for process ${member}`);
-    return Number(match[1]) * 1024;
-  });
+  return overTree(pid, (member) => kibIn(member, 'smaps_rollup', 'Pss') * 1024);
 }
 
-function statusKiB(pid: number, field: 'VmHWM' | 'VmRSS'): number {
-  const match = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+/** A `<field>: <n> kB` line of one of the process's files under /proc. */
+function kibIn(pid: number, file: 'status' | 'smaps_rollup', field: 'VmHWM' | 'VmRSS' | 'Pss'): number {
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(
+    readFileSync(`/proc/${pid}/${file}`, 'utf8'),
+  );
   if (!match) throw new Error(`no ${field} for process ${pid}`);
   return Number(match[1]);
 }
@@ -301,20 +307,17 @@ function statusKiB(pid: number, field: 'VmHWM' | 'VmRSS'): number {
  * of each process's own peak (pages they share, such as Node's binary, counted in each).
  */
 export function peakRss(pid: number): number {
-  return overTree(pid, (member) => statusKiB(member, 'VmHWM') * 1024);
+  return overTree(pid, (member) => kibIn(member, 'status', 'VmHWM') * 1024);
 }
 
 /** Resident set size (VmRSS) in bytes now, summed over the process and its workers as peakRss is. */
 export function residentSetSize(pid: number): number {
-  return overTree(pid, (member) => statusKiB(member, 'VmRSS') * 1024);
+  return overTree(pid, (member) => kibIn(member, 'status', 'VmRSS') * 1024);
 }
 
 /** Lowers the peak to the current size (Linux clear_refs 5), so the next reading is one scenario's peak. */
 export function resetPeakRss(pid: number): void {
-  overTree(pid, (member) => {
-    writeFileSync(`/proc/${member}/clear_refs`, '5');
-    return 0;
-  });
+  eachInTree(pid, (member) => writeFileSync(`/proc/${member}/clear_refs`, '5'));
 }
 
 /** CPU time the process and its workers have used, user and system, in clock ticks (1/100 s). */

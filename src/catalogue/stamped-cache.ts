@@ -123,10 +123,8 @@ export class StampedCache<T extends Stamped> {
     // request's stamps saw, the rule a hit follows, and otherwise builds its own.
     const underWay = this.#building.get(key);
     if (underWay !== undefined) {
-      const shared = await underWay.then(
-        (entry) => entry,
-        () => undefined,
-      );
+      // A build that failed fails its own request only: this one builds again.
+      const shared = await underWay.catch(() => undefined);
       if (shared && now < shared.validUntil && sameStamps(shared.stamps, stamps)) {
         this.sharedBuilds++;
         return shared;

@@ -28,9 +28,11 @@ export interface Run {
   connections: number;
   seconds: number;
   onSecond?: (elapsed: number, requestsPerSecond: number) => void;
+  /** Where every latency of the run is added too (one target only): runs in rounds merge theirs. */
+  latencies?: number[];
 }
 
-function percentile(sorted: Float64Array, q: number): number {
+export function percentile(sorted: Float64Array, q: number): number {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] as number;
 }
@@ -80,6 +82,7 @@ export async function measureTogether(
   instance.on('response', (client, status, _bytes, ms) => {
     const target = seen.get(targetKey(client.opts.port, client.opts.path));
     target?.latencies.push(ms);
+    run.latencies?.push(ms);
     target?.codes.set(status, (target.codes.get(status) ?? 0) + 1);
     answered++;
   });

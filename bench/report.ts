@@ -15,6 +15,8 @@ export interface ScenarioResult extends Measurement {
   /** CPU time (user and system) of the measured process per answer while measured, in ms: what an answer costs
    * the service whatever bounds the rate (the load generator too is on this machine). */
   cpuMsPerRequest?: number;
+  /** The same for the load generator (autocannon, in the bench's process): it shares the machine's cores. */
+  loadCpuMsPerRequest?: number;
 }
 
 /** One worker against two (`cpq serve --workers 2`), each scenario measured on both, back to back. */
@@ -50,6 +52,8 @@ export interface DatabaseResult {
   startRssBytes: number;
   /** Times the service was replaced because a backlog left by a scenario had not cleared within a minute. */
   serviceRestarts: number;
+  /** The ceiling and the large bundle's details measured in alternating rounds: each round's ratio. */
+  ceilingRounds: { rounds: number; seconds: number; ratios: number[] } | null;
   /** First and deep page measured at the same time; their ratio is the pagination target. */
   pagination: { firstPage: Measurement; deepPage: Measurement; failures: number } | null;
   /** Bundle details by number of option products, one request at a time, as clients ask (cached answers). */
@@ -426,6 +430,7 @@ export function toMarkdown(results: Results): string {
           number('p50 ms'),
           number('p99 ms'),
           number('CPU ms/req'),
+          number('load CPU ms/req'),
           number('peak RSS MB (growth)'),
           number('errors/non-2xx'),
           number('vs ceiling'),
@@ -437,6 +442,7 @@ export function toMarkdown(results: Results): string {
           fixed(s.p50Ms, 2),
           fixed(s.p99Ms, 2),
           s.cpuMsPerRequest === undefined ? '' : fixed(s.cpuMsPerRequest, 3),
+          s.loadCpuMsPerRequest === undefined ? '' : fixed(s.loadCpuMsPerRequest, 3),
           `${mb(s.peakRssBytes)} (+${mb(s.peakRssBytes - s.rssBeforeBytes)})`,
           `${s.failures}${s.requests === 0 ? ' (nothing answered in time)' : ''}`,
           s.ratioToCeiling === null ? 'n/a' : `${fixed(s.ratioToCeiling * 100, 0)}%`,
@@ -450,6 +456,15 @@ export function toMarkdown(results: Results): string {
       ),
       '',
     );
+    if (db.ceilingRounds) {
+      const { rounds, seconds, ratios } = db.ceilingRounds;
+      lines.push(
+        `The ceiling and the large bundle's details were measured in ${rounds} alternating rounds of ${seconds} s ` +
+          `each (their rows add the rounds up); details vs ceiling round by round: ` +
+          `${ratios.map((r) => `${fixed(r * 100, 0)}%`).join(', ')}.`,
+        '',
+      );
+    }
     if (db.pagination) {
       const side = (m: Measurement) =>
         `${fixed(m.requestsPerSecond, 0)} req/s, p50 ${fixed(m.p50Ms, 2)} ms, p99 ${fixed(m.p99Ms, 2)} ms`;

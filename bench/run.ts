@@ -26,7 +26,7 @@ import {
 } from './catalogue.ts';
 import { type CatalogueFileResult, measureCatalogueFile } from './catalogue-file.ts';
 import { measureHostile } from './hostile.ts';
-import { measure, measureTogether, type Target } from './load.ts';
+import { measure, measureTogether, percentile, type Target } from './load.ts';
 import {
   type Child,
   cpuTicks,
@@ -79,6 +79,7 @@ const settings = args.quick
       sequentialWarmupSeconds: 1,
       sequentialSeconds: 2,
       extraBundles: 9_000,
+      ceilingRounds: 2,
     }
   : {
       connections: 50,
@@ -87,7 +88,10 @@ const settings = args.quick
       sequentialWarmupSeconds: 1,
       sequentialSeconds: 5,
       extraBundles: 99_000,
+      ceilingRounds: 3,
     };
+/** The scenarios whose throughput ratio is a target: measured in alternating rounds (measureAlternating). */
+const ratioPair = { ceiling: 'ceiling', details: 'details-1-large' };
 const dialects = (args.dialect ?? ['sqlite', 'postgres']) as Dialect[];
 const resultsName =
   args.quick || args.scenario !== undefined || args.dialect !== undefined ? 'scratch' : 'latest';
@@ -127,11 +131,178 @@ async function sequential(service: ServiceUnderTest, size: number, target: Targe
   return { size, p50Ms, p99Ms, failures };
 }
 
-async function runScenario(
-  scenario: Scenario,
+/** The process a scenario measures (the service, or the ceiling's own) and how to reset its peak RSS. */
+interface Subject {
+  child: Child;
+  resetPeak: () => void;
+}
+
+/** What the measured stretches of a scenario add up to: one stretch, or one per round. */
+interface Tally {
+  requests: number;
+  seconds: number;
+  ticks: number;
+  loadCpuMs: number;
+  failures: number;
+  unanswered: number;
+  latencies: number[];
+  statusCodes: Record<string, number>;
+  roundsPerSecond: number[];
+}
+
+const emptyTally = (): Tally => ({
+  requests: 0,
+  seconds: 0,
+  ticks: 0,
+  loadCpuMs: 0,
+  failures: 0,
+  unanswered: 0,
+  latencies: [],
+  statusCodes: {},
+  roundsPerSecond: [],
+});
+
+/** One measured stretch of `settings.seconds` on `target`, added to `tally`. */
+async function measureInto(
+  tally: Tally,
   target: Target,
+  subject: Subject,
+  onSecond: (elapsed: number, rps: number) => void,
+) {
+  const ticksBefore = cpuTicks(subject.child.pid);
+  const loadBefore = process.cpuUsage();
+  const m = await measure(target, {
+    connections: settings.connections,
+    seconds: settings.seconds,
+    onSecond,
+    latencies: tally.latencies,
+  });
+  const load = process.cpuUsage(loadBefore);
+  tally.ticks += cpuTicks(subject.child.pid) - ticksBefore;
+  tally.loadCpuMs += (load.user + load.system) / 1000;
+  tally.requests += m.requests;
+  tally.seconds += m.seconds;
+  tally.failures += m.failures;
+  tally.unanswered += m.unanswered;
+  for (const [code, count] of Object.entries(m.statusCodes)) {
+    tally.statusCodes[code] = (tally.statusCodes[code] ?? 0) + count;
+  }
+  tally.roundsPerSecond.push(m.requestsPerSecond);
+}
+
+function resultOf(
+  scenario: Scenario,
+  tally: Tally,
+  subject: Subject,
+  rssBeforeBytes: number,
+  warmFailures: number,
+  ceilingRps: number | null,
+): ScenarioResult {
+  const sorted = Float64Array.from(tally.latencies).sort();
+  const requestsPerSecond = tally.seconds > 0 ? tally.requests / tally.seconds : 0;
+  const result: ScenarioResult = {
+    name: scenario.name,
+    title: scenario.title,
+    requests: tally.requests,
+    seconds: tally.seconds,
+    requestsPerSecond,
+    p50Ms: percentile(sorted, 0.5),
+    p99Ms: percentile(sorted, 0.99),
+    failures: tally.failures + warmFailures,
+    unanswered: tally.unanswered,
+    statusCodes: tally.statusCodes,
+    peakRssBytes: peakRss(subject.child.pid),
+    rssBeforeBytes,
+    ratioToCeiling: ceilingRps === null ? null : requestsPerSecond / ceilingRps,
+    // A tick is 10 ms.
+    cpuMsPerRequest: tally.requests > 0 ? (tally.ticks * 10) / tally.requests : undefined,
+    loadCpuMsPerRequest: tally.requests > 0 ? tally.loadCpuMs / tally.requests : undefined,
+  };
+  progress.done(
+    `${scenario.name}: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, ` +
+      `p99 ${result.p99Ms.toFixed(2)} ms, ${result.failures} errors/non-2xx, ${result.unanswered} unanswered`,
+  );
+  if (result.failures > 0) {
+    progress.done(
+      `!!! ${scenario.name}: status codes ${JSON.stringify(result.statusCodes)}\n${subject.child.output()}`,
+    );
+  }
+  return result;
+}
+
+/** A scenario as planned: what it sends, to which process. */
+interface Planned {
+  scenario: Scenario;
+  target: Target;
+  subject: Subject;
+}
+
+/**
+ * Scenarios measured in `rounds` alternating rounds after one warm-up each (A, B, A, B, ...), their stretches
+ * added up: the shared machine drifts from one minute to the next (a run saw the ceiling at 4,237 req/s, then at
+ * 2,500 twenty seconds later), so a ratio of two runs in a row says as much about the drift as about them.
+ */
+async function measureAlternating(
+  sides: Planned[],
+  rounds: number,
   position: { index: number; total: number },
-  measured: { child: Child; resetPeak: () => void },
+  settle: () => Promise<void>,
+): Promise<{ results: ScenarioResult[]; ratios: number[] }> {
+  const names = sides.map((side) => side.scenario.name).join(' and ');
+  const show = (text: string, first = false) =>
+    progress.scenario(position.index, position.total, names, text, first);
+  show('waiting until the service is idle', true);
+  await settle();
+  const prepared = [];
+  for (const side of sides) {
+    show(`warm-up ${settings.warmupSeconds} s, ${side.scenario.name}`, true);
+    const rssBeforeBytes = residentSetSize(side.subject.child.pid);
+    const warm = await measure(side.target, {
+      connections: settings.connections,
+      seconds: settings.warmupSeconds,
+    });
+    prepared.push({ ...side, rssBeforeBytes, warmFailures: warm.failures, tally: emptyTally() });
+  }
+  for (const side of prepared) side.subject.resetPeak();
+  for (let round = 1; round <= rounds; round++) {
+    for (const side of prepared) {
+      await measureInto(side.tally, side.target, side.subject, (elapsed, rps) =>
+        show(`round ${round} of ${rounds}, ${side.scenario.name} ${elapsed} s, ${rps} req/s`),
+      );
+    }
+  }
+  const [base, ...others] = prepared;
+  if (!base) throw new BenchError('nothing to measure in rounds');
+  const baseResult = resultOf(
+    base.scenario,
+    base.tally,
+    base.subject,
+    base.rssBeforeBytes,
+    base.warmFailures,
+    null,
+  );
+  const results = [
+    baseResult,
+    ...others.map((side) =>
+      resultOf(
+        side.scenario,
+        side.tally,
+        side.subject,
+        side.rssBeforeBytes,
+        side.warmFailures,
+        baseResult.requestsPerSecond,
+      ),
+    ),
+  ];
+  const ratios = base.tally.roundsPerSecond.map(
+    (rps, i) => (others[0]?.tally.roundsPerSecond[i] ?? Number.NaN) / rps,
+  );
+  return { results, ratios };
+}
+
+async function runScenario(
+  { scenario, target, subject }: Planned,
+  position: { index: number; total: number },
   ceilingRps: number | null,
   /** Waits until the service has worked off what the scenario before left. */
   settle: () => Promise<void>,
@@ -140,41 +311,17 @@ async function runScenario(
     progress.scenario(position.index, position.total, scenario.name, text, first);
   show('waiting until the service is idle', true);
   await settle();
-  const stage = (text: string) => (elapsed: number, rps: number) =>
-    show(`${text} ${elapsed} s, ${rps} req/s`);
   show(`warm-up ${settings.warmupSeconds} s`, true);
-  const rssBeforeBytes = residentSetSize(measured.child.pid);
-  const load = { connections: settings.connections };
+  const rssBeforeBytes = residentSetSize(subject.child.pid);
   const warm = await measure(target, {
-    ...load,
+    connections: settings.connections,
     seconds: settings.warmupSeconds,
-    onSecond: stage('warm-up'),
+    onSecond: (elapsed, rps) => show(`warm-up ${elapsed} s, ${rps} req/s`),
   });
-  measured.resetPeak();
-  const ticksBefore = cpuTicks(measured.child.pid);
-  const m = await measure(target, { ...load, seconds: settings.seconds, onSecond: stage('measuring') });
-  const ticks = cpuTicks(measured.child.pid) - ticksBefore;
-  const result: ScenarioResult = {
-    name: scenario.name,
-    title: scenario.title,
-    ...m,
-    failures: m.failures + warm.failures,
-    peakRssBytes: peakRss(measured.child.pid),
-    rssBeforeBytes,
-    ratioToCeiling: ceilingRps === null ? null : m.requestsPerSecond / ceilingRps,
-    // A tick is 10 ms.
-    cpuMsPerRequest: m.requests > 0 ? (ticks * 10) / m.requests : undefined,
-  };
-  progress.done(
-    `${scenario.name}: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, ` +
-      `p99 ${result.p99Ms.toFixed(2)} ms, ${result.failures} errors/non-2xx, ${result.unanswered} unanswered`,
-  );
-  if (result.failures > 0) {
-    progress.done(
-      `!!! ${scenario.name}: status codes ${JSON.stringify(m.statusCodes)}\n${measured.child.output()}`,
-    );
-  }
-  return result;
+  subject.resetPeak();
+  const tally = emptyTally();
+  await measureInto(tally, target, subject, (elapsed, rps) => show(`measuring ${elapsed} s, ${rps} req/s`));
+  return resultOf(scenario, tally, subject, rssBeforeBytes, warm.failures, ceilingRps);
 }
 
 /** What autocannon sends for a scenario to the service at baseUrl, with the key when there is one. */
@@ -196,11 +343,15 @@ async function runScenarios(
     const answer = await fetch(`${service.baseUrl}${copied}`, { headers: { 'x-api-key': key } });
     ceiling = await startCeiling(Buffer.from(await answer.arrayBuffer()));
   }
-  const planned = scenarios.map((scenario) => {
-    const onCeiling = scenario.copyOf !== undefined && ceiling !== null;
-    const baseUrl = onCeiling && ceiling ? ceiling.baseUrl : service.baseUrl;
+  const onService: Subject = { child: service.child, resetPeak: () => service.resetPeak() };
+  const planned = scenarios.map((scenario): Planned => {
+    if (scenario.copyOf === undefined || ceiling === null) {
+      return { scenario, target: targetOf(scenario, service.baseUrl, key), subject: onService };
+    }
+    const bare = ceiling;
     // The ceiling serves its bytes to anyone: no key, no other headers.
-    return { scenario, onCeiling, target: targetOf(scenario, baseUrl, onCeiling ? null : key) };
+    const subject = { child: bare, resetPeak: () => resetPeakRss(bare.pid) };
+    return { scenario, target: targetOf(scenario, bare.baseUrl, null), subject };
   });
   try {
     for (const { scenario, target } of planned) {
@@ -217,16 +368,26 @@ async function runScenarios(
       }
     }
     let ceilingRps: number | null = null;
-    for (const [i, { scenario, onCeiling, target }] of planned.entries()) {
+    const settleService = () => service.idle();
+    const named = (name: string) => planned.find((p) => p.scenario.name === name);
+    const [bare, details] = [named(ratioPair.ceiling), named(ratioPair.details)];
+    for (const [i, plan] of planned.entries()) {
       const position = { index: i + 1, total: planned.length };
-      const subject =
-        onCeiling && ceiling
-          ? { child: ceiling, resetPeak: () => resetPeakRss(ceiling.pid) }
-          : { child: service.child, resetPeak: () => service.resetPeak() };
-      const measured = await runScenario(scenario, target, position, subject, ceilingRps, () =>
-        service.idle(),
-      );
-      if (onCeiling) ceilingRps = measured.requestsPerSecond;
+      if (plan === details && bare) continue;
+      if (plan === bare && details) {
+        const { results, ratios } = await measureAlternating(
+          [bare, details],
+          settings.ceilingRounds,
+          position,
+          settleService,
+        );
+        result.scenarios.push(...results);
+        ceilingRps = results[0]?.requestsPerSecond ?? null;
+        result.ceilingRounds = { rounds: settings.ceilingRounds, seconds: settings.seconds, ratios };
+        continue;
+      }
+      const measured = await runScenario(plan, position, ceilingRps, settleService);
+      if (plan === bare) ceilingRps = measured.requestsPerSecond;
       result.scenarios.push(measured);
     }
   } finally {
@@ -284,7 +445,9 @@ async function measureWorkers(
         const target = targetOf(scenario, subject.baseUrl, key);
         const position = { index: 2 * i + side + 1, total: 2 * chosen.length };
         const on = { child: subject.child, resetPeak: () => subject.resetPeak() };
-        measured.push(await runScenario(scenario, target, position, on, null, () => subject.idle()));
+        measured.push(
+          await runScenario({ scenario, target, subject: on }, position, null, () => subject.idle()),
+        );
       }
       const [one, two] = measured;
       if (one && two) result.pairs.push({ one, two });
@@ -422,6 +585,7 @@ function emptyResult(dialect: Dialect, catalogueFile: CatalogueFileResult | null
     startRssBytes: 0,
     serviceRestarts: 0,
     pagination: null,
+    ceilingRounds: null,
     detailsBySize: [],
     detailsBuiltBySize: [],
     listBySize: [],
@@ -513,7 +677,7 @@ async function benchDatabase(dialect: Dialect): Promise<DatabaseResult> {
         result.scenarios,
         result.pagination,
         { startBytes: result.startRssBytes, peakBytes: result.peakRssBytes },
-        { ceiling: 'ceiling', details: 'details-1-large' },
+        ratioPair,
       ),
       ...(result.hostile ? hostileTargets(result.hostile) : []),
       ...(catalogueFile ? catalogueFileTargets(catalogueFile) : []),

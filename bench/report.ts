@@ -100,6 +100,8 @@ const startRssLimitBytes = 100e6;
 /** Warm details of the large bundle as a share of the bare node:http ceiling; PostgreSQL pays a round trip more. */
 const ceilingShareLimit: Record<string, number> = { sqlite: 0.8, postgres: 0.7 };
 const deepPageFactorLimit = 1.5;
+/** A quote of 30 lines on the large bundle against its warm details, in answers per second. */
+const quoteShareLimit = 0.5;
 
 const fixed = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 const mb = (bytes: number) => fixed(bytes / 1e6, 0);
@@ -172,7 +174,7 @@ export function evaluateTargets(
   scenarios: ScenarioResult[],
   pagination: DatabaseResult['pagination'],
   rss: { startBytes: number; peakBytes: number },
-  names: { ceiling: string; details: string },
+  names: { ceiling: string; details: string; quote: string },
 ): Target[] {
   const targets: Target[] = [];
   const details = scenarios.find((s) => s.name === names.details);
@@ -183,6 +185,16 @@ export function evaluateTargets(
       value: `${fixed(details.ratioToCeiling * 100, 0)}%`,
       limit: `>= ${share * 100}%`,
       pass: details.ratioToCeiling >= share,
+    });
+  }
+  const quote = scenarios.find((s) => s.name === names.quote);
+  if (details && quote) {
+    const share = quote.requestsPerSecond / details.requestsPerSecond;
+    targets.push({
+      name: 'quote of 30 lines on the large bundle, throughput vs its warm details',
+      value: `${fixed(share, 2)}x (${fixed(quote.requestsPerSecond, 0)} vs ${fixed(details.requestsPerSecond, 0)} req/s)`,
+      limit: `>= ${quoteShareLimit}x`,
+      pass: share >= quoteShareLimit,
     });
   }
   if (pagination) {

@@ -92,6 +92,8 @@ const settings = args.quick
     };
 /** The scenarios whose throughput ratio is a target: measured in alternating rounds (measureAlternating). */
 const ratioPair = { ceiling: 'ceiling', details: 'details-1-large' };
+/** The quote whose throughput against the warm details is a target. */
+const quoteScenario = 'quote-30-lines';
 const dialects = (args.dialect ?? ['sqlite', 'postgres']) as Dialect[];
 const resultsName =
   args.quick || args.scenario !== undefined || args.dialect !== undefined ? 'scratch' : 'latest';
@@ -677,7 +679,7 @@ async function benchDatabase(dialect: Dialect): Promise<DatabaseResult> {
         result.scenarios,
         result.pagination,
         { startBytes: result.startRssBytes, peakBytes: result.peakRssBytes },
-        ratioPair,
+        { ...ratioPair, quote: quoteScenario },
       ),
       ...(result.hostile ? hostileTargets(result.hostile) : []),
       ...(catalogueFile ? catalogueFileTargets(catalogueFile) : []),

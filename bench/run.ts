@@ -240,66 +240,48 @@ interface Planned {
 }
 
 /**
- * Scenarios measured in `rounds` alternating rounds after one warm-up each (A, B, A, B, ...), their stretches
- * added up: the shared machine drifts from one minute to the next (a run saw the ceiling at 4,237 req/s, then at
- * 2,500 twenty seconds later), so a ratio of two runs in a row says as much about the drift as about them.
+ * The ceiling and a scenario measured in `rounds` alternating rounds after one warm-up each (ceiling, scenario,
+ * ceiling, ...), their stretches added up: the shared machine drifts from one minute to the next (a run saw the
+ * ceiling at 4,237 req/s, then at 2,500 twenty seconds later), so a ratio of two runs in a row says as much about
+ * the drift as about them. The ratios are the scenario's against the ceiling's, round by round.
  */
 async function measureAlternating(
-  sides: Planned[],
+  pair: [ceiling: Planned, measured: Planned],
   rounds: number,
   position: { index: number; total: number },
   settle: () => Promise<void>,
-): Promise<{ results: ScenarioResult[]; ratios: number[] }> {
-  const names = sides.map((side) => side.scenario.name).join(' and ');
+): Promise<{ ceiling: ScenarioResult; measured: ScenarioResult; ratios: number[] }> {
+  const names = pair.map((side) => side.scenario.name).join(' and ');
   const show = (text: string, first = false) =>
     progress.scenario(position.index, position.total, names, text, first);
   show('waiting until the service is idle', true);
   await settle();
-  const prepared = [];
-  for (const side of sides) {
+  const sides = [];
+  for (const side of pair) {
     show(`warm-up ${settings.warmupSeconds} s, ${side.scenario.name}`, true);
     const rssBeforeBytes = residentSetSize(side.subject.child.pid);
     const warm = await measure(side.target, {
       connections: settings.connections,
       seconds: settings.warmupSeconds,
     });
-    prepared.push({ ...side, rssBeforeBytes, warmFailures: warm.failures, tally: emptyTally() });
+    sides.push({ ...side, rssBeforeBytes, warmFailures: warm.failures, tally: emptyTally() });
   }
-  for (const side of prepared) side.subject.resetPeak();
+  for (const side of sides) side.subject.resetPeak();
   for (let round = 1; round <= rounds; round++) {
-    for (const side of prepared) {
+    for (const side of sides) {
       await measureInto(side.tally, side.target, side.subject, (elapsed, rps) =>
         show(`round ${round} of ${rounds}, ${side.scenario.name} ${elapsed} s, ${rps} req/s`),
       );
     }
   }
-  const [base, ...others] = prepared;
-  if (!base) throw new BenchError('nothing to measure in rounds');
-  const baseResult = resultOf(
-    base.scenario,
-    base.tally,
-    base.subject,
-    base.rssBeforeBytes,
-    base.warmFailures,
-    null,
+  const [bare, other] = sides as [(typeof sides)[number], (typeof sides)[number]];
+  const resultOfSide = (side: typeof bare, ceilingRps: number | null) =>
+    resultOf(side.scenario, side.tally, side.subject, side.rssBeforeBytes, side.warmFailures, ceilingRps);
+  const ceiling = resultOfSide(bare, null);
+  const ratios = bare.tally.roundsPerSecond.map(
+    (rps, i) => (other.tally.roundsPerSecond[i] ?? Number.NaN) / rps,
   );
-  const results = [
-    baseResult,
-    ...others.map((side) =>
-      resultOf(
-        side.scenario,
-        side.tally,
-        side.subject,
-        side.rssBeforeBytes,
-        side.warmFailures,
-        baseResult.requestsPerSecond,
-      ),
-    ),
-  ];
-  const ratios = base.tally.roundsPerSecond.map(
-    (rps, i) => (others[0]?.tally.roundsPerSecond[i] ?? Number.NaN) / rps,
-  );
-  return { results, ratios };
+  return { ceiling, measured: resultOfSide(other, ceiling.requestsPerSecond), ratios };
 }
 
 async function runScenario(
@@ -377,15 +359,19 @@ async function runScenarios(
       const position = { index: i + 1, total: planned.length };
       if (plan === details && bare) continue;
       if (plan === bare && details) {
-        const { results, ratios } = await measureAlternating(
+        const alternated = await measureAlternating(
           [bare, details],
           settings.ceilingRounds,
           position,
           settleService,
         );
-        result.scenarios.push(...results);
-        ceilingRps = results[0]?.requestsPerSecond ?? null;
-        result.ceilingRounds = { rounds: settings.ceilingRounds, seconds: settings.seconds, ratios };
+        result.scenarios.push(alternated.ceiling, alternated.measured);
+        ceilingRps = alternated.ceiling.requestsPerSecond;
+        result.ceilingRounds = {
+          rounds: settings.ceilingRounds,
+          seconds: settings.seconds,
+          ratios: alternated.ratios,
+        };
         continue;
       }
       const measured = await runScenario(plan, position, ceilingRps, settleService);

@@ -142,6 +142,35 @@ describeEachDatabase(
       });
     });
 
+    test('a client that goes on sending the body it was refused for still gets the answer, not a reset', async () => {
+      const opening = `{"currency":"USD","bundles":[${'1,'.repeat(101)}`;
+      const rest = `${'1,'.repeat(349_000)}1]}`;
+      // Half-open, as a client writing its body is: the service's end of the connection does not end its own.
+      const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+      socket.setEncoding('latin1');
+      let received = '';
+      socket.on('data', (chunk: string) => {
+        received += chunk;
+      });
+      const errors: Error[] = [];
+      socket.on('error', (error) => errors.push(error));
+      const answered = new Promise((resolve) => socket.once('end', resolve));
+      const closed = new Promise((resolve) => socket.once('close', resolve));
+      socket.write(
+        `POST /v1/quotes/price HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+          `X-Api-Key: ${ctx.key}\r\nContent-Length: ${opening.length + rest.length}\r\n\r\n${opening}`,
+      );
+      await answered;
+      // The answer and the end of the service's side are in; the client still writes what it had to send. A
+      // service that closed its socket at once would reset the connection under this write (EPIPE, ECONNRESET).
+      socket.end(rest);
+      await closed;
+      assert.deepEqual(errors, []);
+      const refusal = parse(received);
+      assert.equal(refusal.status, 400);
+      assert.equal(refusal.body.errors[0].code, 'invalid_max_items');
+    });
+
     test('the server goes on serving after refusing', async () => {
       const answer = parse(
         await exchange(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'),

@@ -13,8 +13,19 @@ declare module 'autocannon' {
     connections?: number;
     duration?: number;
     timeout?: number;
-    /** Called with each client as it is made. */
-    setupClient?: (client: { pipelinedRequests: { addBody: (chunk: Buffer) => void } }) => void;
+    /** Called with each client as it is made, before it connects. */
+    setupClient?: (client: AutocannonClient) => void;
+  }
+
+  /** A connection's client (lib/httpClient.js): the members bench/load.ts replaces or calls. */
+  export interface AutocannonClient extends EventEmitter {
+    opts: { hostname: string; port: string | number; path: string; pipelining: number };
+    conn: import('node:net').Socket;
+    destroyed: boolean;
+    parser: { execute(chunk: Buffer): unknown };
+    pipelinedRequests: { addBody: (chunk: Buffer) => void; addByteCount: (bytes: number) => void };
+    _connect(): void;
+    _doRequest(): void;
   }
 
   interface Result {
@@ -30,12 +41,7 @@ declare module 'autocannon' {
   interface Instance extends EventEmitter, PromiseLike<Result> {
     on(
       event: 'response',
-      listener: (
-        client: { opts: { path: string; port: string | number } },
-        statusCode: number,
-        bytes: number,
-        ms: number,
-      ) => void,
+      listener: (client: AutocannonClient, statusCode: number, bytes: number, ms: number) => void,
     ): this;
     on(event: 'tick', listener: (sample: { counter: number; bytes: number }) => void): this;
   }

@@ -420,7 +420,8 @@ export function toMarkdown(results: Results): string {
     '',
     `Settings: ${Object.entries(results.settings)
       .map(([k, v]) => `${k} ${v}`)
-      .join(', ')}. Load scenarios: autocannon in the bench process, fixed concurrency, warm-up first; ` +
+      .join(', ')}. Load scenarios: autocannon in the bench process ` +
+      '(reading into one reused buffer, keeping no body), fixed concurrency, warm-up first; ' +
       'latencies are per response, sub-millisecond. Peak RSS: VmHWM of the measured process, reset before ' +
       'each scenario, with what the scenario added since its warm-up began (one process serves every scenario ' +
       'in turn, and its heap does not shrink between them). Growth: one request at a time.',

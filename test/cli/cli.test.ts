@@ -271,6 +271,10 @@ describe('the cpq command line', () => {
         environment.includes('MALLOC_ARENA_MAX=2'),
         'glibc keeps two malloc arenas, not one per thread',
       );
+      assert.ok(
+        environment.includes('MALLOC_MMAP_THRESHOLD_=262144'),
+        'glibc maps blocks of 256 KB or more on their own, whatever was freed before',
+      );
       assert.ok(readdirSync(cache).length > 0, 'the stripped TypeScript was kept');
     } finally {
       if (child.exitCode === null && child.signalCode === null) {

@@ -56,7 +56,13 @@ const LINGER_MS = 5_000;
  * is read and dropped, and the connection closes once the client ends its side, or after LINGER_MS at most.
  */
 function lingerAfterAnswer(socket: Socket): void {
+  const closeAsUsual = socket.destroySoon;
   socket.destroySoon = () => {
+    // A client that has ended its side already sends nothing more.
+    if (socket.readableEnded) {
+      closeAsUsual.call(socket);
+      return;
+    }
     const timer = setTimeout(() => socket.destroy(), LINGER_MS);
     timer.unref();
     socket.once('end', () => socket.destroy());

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
@@ -15,6 +16,20 @@ function givenByOperator(flag: string): boolean {
   return process.execArgv.some((given) => given.replaceAll('_', '-').split('=')[0] === flag);
 }
 
+let gc: ((options: object) => void) | undefined;
+
+/**
+ * A full collection that gives memory back: V8 keeps the pages a regular one frees in a pool, resident, for the
+ * heap to grow into again; only this flavour returns them (and shrinks the young generation) to the system.
+ */
+function collectGivingBack(): void {
+  if (gc === undefined) {
+    setFlagsFromString('--expose-gc');
+    gc = runInNewContext('gc') as (options: object) => void;
+  }
+  gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+}
+
 /**
  * Shapes V8's heap for a long-running service, once it has started and before it takes connections. Starting
  * (type stripping, loading ~1,200 modules, registering every route and its schemas) grows the young generation to
@@ -26,7 +41,59 @@ export function settleHeap(): void {
   if (!givenByOperator('--heap-growing-percent')) {
     setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
   }
-  setFlagsFromString('--expose-gc');
-  const collect = runInNewContext('gc') as (options: object) => void;
-  collect({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+  collectGivingBack();
+}
+
+export interface IdleCollection {
+  rssBefore: number;
+  rssAfter: number;
+  pauseMs: number;
+}
+
+export interface IdleCollectorOptions {
+  /** How often the process looks at how busy it was; idle means a whole interval nearly without work. */
+  intervalMs?: number;
+  /** How far RSS must have grown since the last collection for one to be worth its pause. */
+  grownBytes?: number;
+  onCollect?: (collection: IdleCollection) => void;
+}
+
+/** The share of an interval the event loop may have spent working and still count as idle (a timer, a poll). */
+const QUIET_UTILIZATION = 0.05;
+
+/**
+ * Gives the heap's memory back once the process falls idle after work that grew it, as a JVM's G1 does when idle.
+ * Whatever a burst of requests made V8's heap grow to stays resident after it (see collectGivingBack), so without
+ * this the process's RSS is the highest its heap has ever been. A collection runs when a whole interval passed
+ * with the event loop nearly idle and RSS has grown by `grownBytes` since the last one: once per quiet spell, not
+ * every interval, and never while requests keep the loop busy. Its pause (tens of milliseconds) falls on a process
+ * that had nothing to do; a request arriving during it waits that long.
+ */
+export function collectWhenIdle({
+  intervalMs = 1_000,
+  grownBytes = 16 * 1024 * 1024,
+  onCollect,
+}: IdleCollectorOptions = {}): { stop(): void } {
+  let rssAfterLast = process.memoryUsage.rss();
+  let since = performance.eventLoopUtilization();
+  const timer = setInterval(() => {
+    const now = performance.eventLoopUtilization();
+    const quiet = performance.eventLoopUtilization(now, since).utilization < QUIET_UTILIZATION;
+    since = now;
+    const rssBefore = process.memoryUsage.rss();
+    if (!quiet || rssBefore - rssAfterLast < grownBytes) {
+      // Memory the process gave back some other way (V8's own shrinking) lowers the mark to grow from.
+      rssAfterLast = Math.min(rssAfterLast, rssBefore);
+      return;
+    }
+    const started = performance.now();
+    collectGivingBack();
+    const pauseMs = performance.now() - started;
+    rssAfterLast = process.memoryUsage.rss();
+    // The collection's own time is not the process's work: the next interval judges only what follows it.
+    since = performance.eventLoopUtilization();
+    onCollect?.({ rssBefore, rssAfter: rssAfterLast, pauseMs });
+  }, intervalMs);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
 }

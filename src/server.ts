@@ -2,7 +2,7 @@ import { type App, buildApp } from './app.ts';
 import type { Config } from './config.ts';
 import { openDatabase, prepareStore, startFailure } from './db/store.ts';
 import { scheduleEventPurge } from './events/events.service.ts';
-import { settleHeap } from './heap.ts';
+import { collectWhenIdle, settleHeap } from './heap.ts';
 import { sealStoredSecrets, webhookSettings } from './webhooks/webhooks.service.ts';
 import { webhookWorker } from './webhooks/webhooks.worker.ts';
 
@@ -53,11 +53,19 @@ export async function serve(config: Config, worker?: WorkerRole): Promise<void> 
     log: started.log,
   });
   deliveries.start();
+  const idleCollector = collectWhenIdle({
+    onCollect: ({ rssBefore, rssAfter, pauseMs }) =>
+      started.log.debug(
+        { rssBeforeMb: megabytes(rssBefore), rssAfterMb: megabytes(rssAfter), pauseMs: Math.round(pauseMs) },
+        'idle: heap memory given back',
+      ),
+  });
 
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    idleCollector.stop();
     started.log.info({ signal }, 'shutting down: finishing requests in flight');
     // Idle connections close at once (Fastify's forceCloseConnections). A client that stalls mid-request, or a
     // request that runs long, keeps its connection only for the grace period; then every connection is cut and
@@ -91,4 +99,8 @@ export async function serve(config: Config, worker?: WorkerRole): Promise<void> 
 
   const ready = { address, database: database.dialect, at: database.description };
   started.log.info(ready, worker ? 'worker is ready' : 'cpq is ready');
+}
+
+function megabytes(bytes: number): number {
+  return Math.round(bytes / 2 ** 20);
 }

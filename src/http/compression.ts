@@ -108,7 +108,13 @@ export function plainOpaque(opaque: string): string {
 }
 
 const compressible = /json|^text\/|javascript|xml|svg/;
-const chosen = new WeakMap<FastifyRequest, Coding | null>();
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The coding the answer goes out in (null: plain), once decided; undefined before (answerCoding). */
+    chosenCoding: Coding | null | undefined;
+  }
+}
 
 function varyOnEncoding(reply: FastifyReply): void {
   const vary = reply.getHeader('vary');
@@ -118,14 +124,14 @@ function varyOnEncoding(reply: FastifyReply): void {
 
 /** A route that sends bytes it encoded itself (a cached answer's compressed form) says so here. */
 export function sentEncoded(request: FastifyRequest, reply: FastifyReply, coding: Coding): void {
-  chosen.set(request, coding);
+  request.chosenCoding = coding;
   varyOnEncoding(reply);
   reply.header('content-encoding', coding);
 }
 
 /** A route that sends its answer plain as a stream (not compressed by the response hook) says so here. */
 export function sentPlain(request: FastifyRequest, reply: FastifyReply): void {
-  chosen.set(request, null);
+  request.chosenCoding = null;
   varyOnEncoding(reply);
 }
 
@@ -135,7 +141,7 @@ export function sentPlain(request: FastifyRequest, reply: FastifyReply): void {
  * whatever this request got.
  */
 export function answerCoding(request: FastifyRequest, reply: FastifyReply, payload: unknown): Coding | null {
-  const known = chosen.get(request);
+  const known = request.chosenCoding;
   if (known !== undefined) return known;
   let coding: Coding | null = null;
   const type = reply.getHeader('content-type');
@@ -148,7 +154,7 @@ export function answerCoding(request: FastifyRequest, reply: FastifyReply, paylo
     varyOnEncoding(reply);
     coding = codingFor(request, Buffer.byteLength(payload));
   }
-  chosen.set(request, coding);
+  request.chosenCoding = coding;
   return coding;
 }
 
@@ -158,14 +164,15 @@ export function answerCoding(request: FastifyRequest, reply: FastifyReply, paylo
  * answered 304 where the client holds this representation.
  */
 export function compressAnswers(app: FastifyInstance): void {
-  app.addHook('onSend', async (request, reply, payload) => {
+  app.decorateRequest('chosenCoding', undefined);
+  app.addHook('onSend', (request, reply, payload, done) => {
     if (payload === null || reply.statusCode === 304 || reply.getHeader('content-encoding') !== undefined)
-      return payload;
+      return done(null, payload);
     const coding = answerCoding(request, reply, payload);
-    if (coding === null) return payload;
+    if (coding === null) return done(null, payload);
     const tag = reply.getHeader('etag');
     if (typeof tag === 'string') reply.header('etag', codedTag(tag, coding));
     reply.header('content-encoding', coding);
-    return compress(payload as Buffer | string, coding, 'each');
+    compress(payload as Buffer | string, coding, 'each').then((compressed) => done(null, compressed), done);
   });
 }

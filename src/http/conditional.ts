@@ -120,22 +120,24 @@ export function conditionalRequests(app: FastifyInstance): void {
     }
   });
 
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (reply.statusCode !== 200 || (request.method !== 'GET' && request.method !== 'HEAD')) return payload;
-    if (!isApiRoute(request.routeOptions.url)) return payload;
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (reply.statusCode !== 200 || (request.method !== 'GET' && request.method !== 'HEAD')) {
+      return done(null, payload);
+    }
+    if (!isApiRoute(request.routeOptions.url)) return done(null, payload);
     let tag = reply.getHeader('etag');
     if (tag === undefined) {
-      if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
+      if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return done(null, payload);
       tag = bytesTag(payload);
     }
     // The tag of the representation this request gets: a client holding it gets a 304, one holding another
     // coding of the same answer gets the answer (a cache keeps each coding under its own tag).
     tag = codedTag(String(tag), answerCoding(request, reply, payload));
     reply.header('etag', tag);
-    if (!noneMatch(request.headers['if-none-match'], tag)) return payload;
+    if (!noneMatch(request.headers['if-none-match'], tag)) return done(null, payload);
     reply.code(304);
     reply.removeHeader('content-type');
     reply.removeHeader('content-encoding');
-    return null;
+    done(null, null);
   });
 }

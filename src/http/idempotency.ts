@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Db, IdempotencyKeysTable } from '../db/database.ts';
 import { confirmKey } from '../keys/keys.service.ts';
@@ -34,10 +34,16 @@ export interface AnswerSeal {
   open(text: string, owner: { accountId: string; id: string }): string;
 }
 
+/** A request's claim on its Idempotency-Key: the key, and the token that proves the claim is still its own. */
+interface HeldClaim {
+  key: string;
+  token: string;
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
     /** The claim this request holds on its Idempotency-Key, to be completed or released when it answers. */
-    idempotencyClaim: { key: string; token: string } | null;
+    idempotencyClaim: HeldClaim | null;
   }
   interface FastifyContextConfig {
     /**
@@ -160,9 +166,7 @@ export function idempotencyKeys(app: FastifyInstance, db: Db): void {
     route.schema.response = { 409: ProblemRef, ...(route.schema.response as object | undefined) };
   });
 
-  app.addHook('preHandler', async (request, reply) => {
-    const key = request.headers[headerName];
-    if (typeof key !== 'string' || !isIdempotentRoute(request.method, request.routeOptions.url)) return;
+  const claimFor = async (request: FastifyRequest, reply: FastifyReply, key: string): Promise<void> => {
     // A claim is a write: a key not yet confirmed (a quote, which only reads) is confirmed first.
     await confirmKey(db, request.account.id, request.unconfirmedKey);
     const now = Date.now();
@@ -197,11 +201,16 @@ export function idempotencyKeys(app: FastifyInstance, db: Db): void {
           .send(openedAnswer(request, row.response_body ?? ''));
       }
     }
+  };
+  // Callback hooks: a request without a key to claim or a claim to settle (every GET) goes on at once.
+  app.addHook('preHandler', (request, reply, done) => {
+    const key = request.headers[headerName];
+    if (typeof key !== 'string' || !isIdempotentRoute(request.method, request.routeOptions.url))
+      return done();
+    claimFor(request, reply, key).then(() => done(), done);
   });
 
-  app.addHook('onSend', async (request, reply, payload) => {
-    const held = request.idempotencyClaim;
-    if (!held) return payload;
+  const settle = async (request: FastifyRequest, reply: FastifyReply, payload: unknown, held: HeldClaim) => {
     const { sealAnswer } = request.routeOptions.config;
     const keyOf = { accountId: request.account.id, key: held.key };
     try {
@@ -230,6 +239,10 @@ export function idempotencyKeys(app: FastifyInstance, db: Db): void {
       // The work is done and its answer goes out regardless; the claim lapses with its lease.
       request.log.warn({ err: error, idempotencyKey: held.key }, 'idempotency record not written');
     }
-    return payload;
+  };
+  app.addHook('onSend', (request, reply, payload, done) => {
+    const held = request.idempotencyClaim;
+    if (!held) return done(null, payload);
+    settle(request, reply, payload, held).then(() => done(null, payload), done);
   });
 }

@@ -67,13 +67,14 @@ export function registerMetrics(
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     // Unmatched paths share one label: a client's typos must not grow the series without bound.
     const route = request.routeOptions.url ?? 'unmatched';
     durations.observe(
       { method: request.method, route, status_code: String(reply.statusCode) },
       reply.elapsedTime / 1000,
     );
+    done();
   });
 
   const cacheCounter = (name: string, help: string, read: (cache: WatchedCache) => number) =>

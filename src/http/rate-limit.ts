@@ -66,20 +66,23 @@ export class TokenBuckets {
 export function rateLimitPerKey(app: FastifyInstance, config: Config): void {
   if (config.rateLimitPerSecond === 0) return;
   const buckets = new TokenBuckets(config.rateLimitPerSecond, config.rateLimitBurst);
-  app.addHook('onRequest', async (request, reply) => {
-    if (!isApiRoute(request.routeOptions.url)) return;
+  const limit = String(config.rateLimitBurst);
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!isApiRoute(request.routeOptions.url)) return done();
     const taken = buckets.take(request.account.keyId);
-    reply.header('ratelimit-limit', String(config.rateLimitBurst));
+    reply.header('ratelimit-limit', limit);
     if (taken.allowed) {
       reply.header('ratelimit-remaining', String(taken.remaining));
-      return;
+      return done();
     }
     reply.header('ratelimit-remaining', '0');
-    throw new AppError(
-      'rate_limited',
-      `This API key is over its limit of ${config.rateLimitPerSecond} requests per second; retry after ` +
-        `${taken.retryAfterSeconds} s`,
-      { headers: { 'retry-after': String(taken.retryAfterSeconds) } },
+    done(
+      new AppError(
+        'rate_limited',
+        `This API key is over its limit of ${config.rateLimitPerSecond} requests per second; retry after ` +
+          `${taken.retryAfterSeconds} s`,
+        { headers: { 'retry-after': String(taken.retryAfterSeconds) } },
+      ),
     );
   });
 }

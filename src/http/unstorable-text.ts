@@ -65,11 +65,11 @@ export function unstorableIn(
  * escape such as "\ud801"), which both would silently store as U+FFFD, so that two distinct ids would become one.
  */
 export function refuseUnstorableText(app: FastifyInstance): void {
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', (request, _reply, done) => {
     const found: ProblemItem[] = [];
     unstorableIn(request.params, 'path', [], found);
     unstorableIn(request.query, 'query', [], found);
     unstorableIn(request.body, 'body', [], found);
-    if (found.length > 0) throw invalid('validation_failed', found);
+    done(found.length > 0 ? invalid('validation_failed', found) : undefined);
   });
 }

@@ -37,6 +37,8 @@ export const Config = Type.Object({
   configureMaxSteps: Type.Integer({ minimum: 1 }),
   /** Milliseconds shutdown waits for requests in flight before it closes every connection. */
   shutdownGraceMs: Type.Integer({ minimum: 0 }),
+  /** Milliseconds of quiet after which a process whose RSS grew gives its heap's freed memory back; 0: never. */
+  idleCollectMs: Type.Integer({ minimum: 0 }),
   /** The key that seals webhook signing secrets at rest (32 bytes, hex or base64); none stores them unsealed. */
   webhooksSecretKey: Type.Union([
     Type.String({ pattern: '^([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)$' }),
@@ -148,6 +150,12 @@ export const environment: readonly {
     allowed: 'an integer number of milliseconds, 0 or more',
   },
   {
+    name: 'IDLE_COLLECT_MS',
+    field: 'idleCollectMs',
+    default: '250',
+    allowed: 'an integer number of milliseconds, 0 (never) or more',
+  },
+  {
     name: 'ANSWER_MAX_BYTES',
     field: 'answerMaxBytes',
     default: '33554432',
@@ -245,6 +253,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestTimeoutMs: number('REQUEST_TIMEOUT_MS', 30_000),
     keepAliveTimeoutMs: number('KEEP_ALIVE_TIMEOUT_MS', 5_000),
     shutdownGraceMs: number('SHUTDOWN_GRACE_MS', 10_000),
+    idleCollectMs: number('IDLE_COLLECT_MS', 250),
     corsOrigins: (read('CORS_ORIGINS') ?? '')
       .split(',')
       .map((origin) => origin.trim())

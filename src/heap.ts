@@ -51,8 +51,8 @@ export interface IdleCollection {
 }
 
 export interface IdleCollectorOptions {
-  /** How often the process looks at how busy it was; idle means a whole interval nearly without work. */
-  intervalMs?: number;
+  /** How often the process looks at how busy it was; idle means a whole interval nearly without work. 0: never. */
+  intervalMs: number;
   /** How far RSS must have grown since the last collection for one to be worth its pause. */
   grownBytes?: number;
   onCollect?: (collection: IdleCollection) => void;
@@ -70,10 +70,11 @@ const QUIET_UTILIZATION = 0.05;
  * that had nothing to do; a request arriving during it waits that long.
  */
 export function collectWhenIdle({
-  intervalMs = 1_000,
+  intervalMs,
   grownBytes = 16 * 1024 * 1024,
   onCollect,
-}: IdleCollectorOptions = {}): { stop(): void } {
+}: IdleCollectorOptions): { stop(): void } {
+  if (intervalMs === 0) return { stop: () => {} };
   let rssAfterLast = process.memoryUsage.rss();
   let since = performance.eventLoopUtilization();
   const timer = setInterval(() => {

@@ -54,6 +54,7 @@ export async function serve(config: Config, worker?: WorkerRole): Promise<void> 
   });
   deliveries.start();
   const idleCollector = collectWhenIdle({
+    intervalMs: config.idleCollectMs,
     onCollect: ({ rssBefore, rssAfter, pauseMs }) =>
       started.log.debug(
         { rssBeforeMb: megabytes(rssBefore), rssAfterMb: megabytes(rssAfter), pauseMs: Math.round(pauseMs) },

@@ -70,3 +70,15 @@ test('a process that falls idle after its heap grew gives the memory back, once 
     collector.stop();
   }
 });
+
+test('IDLE_COLLECT_MS=0 never collects', async () => {
+  const collections: IdleCollection[] = [];
+  const collector = collectWhenIdle({ intervalMs: 0, grownBytes: 0, onCollect: (c) => collections.push(c) });
+  try {
+    churn(50);
+    await sleep(intervalMs * 5);
+    assert.equal(collections.length, 0);
+  } finally {
+    collector.stop();
+  }
+});

@@ -194,11 +194,13 @@ export function idempotencyKeys(app: FastifyInstance, db: Db): void {
         );
       case 'replay': {
         const { row } = outcome;
-        return reply
+        // Answered here: the hook runner sees the reply sent and runs no handler.
+        reply
           .code(row.status as number)
           .headers(JSON.parse(row.response_headers ?? '{}'))
           .header('idempotent-replayed', 'true')
           .send(openedAnswer(request, row.response_body ?? ''));
+        return;
       }
     }
   };

@@ -213,44 +213,57 @@ function fail(code: PriceErrorCode, message: string): PriceResult {
   return { ok: false, code, message };
 }
 
-/** The unit price of one line from its price book entry in the line's currency (docs/pricing.md). */
-export function priceUnit(entry: PriceEntry, line: PriceLine): PriceResult {
-  const adj = entry.adjustment;
+// A unit price that depends on the entry alone is worked out once per entry: a quote prices the entries of a cached
+// catalogue again on every request, and a percent is a decimal division. Results are shared, so never changed.
+const pricedByEntry = new WeakMap<PriceEntry, PriceResult>();
+
+/** The unit price of an entry with no adjustment, an override or a percent: the same for every line. */
+function priceByEntry(
+  entry: PriceEntry,
+  adj: Extract<Adjustment, { type: 'override' | 'percent' }> | null,
+): PriceResult {
   if (adj === null) {
     const base = basePrice(entry);
     if (base === null) return fail('no_price', `no listPrice or standardPrice in ${entry.currency}`);
     return { ok: true, unitPrice: base.price, trace: { adjustmentType: null, basis: base.source } };
   }
-  switch (adj.type) {
-    case 'override':
-      return {
-        ok: true,
-        unitPrice: toDecimal(adj.amount),
-        trace: { adjustmentType: 'override', basis: 'override' },
-      };
-    case 'percent': {
-      const base = basePrice(entry);
-      if (base === null) {
-        return fail(
-          'no_price',
-          `no listPrice or standardPrice in ${entry.currency} to take the percent from`,
-        );
-      }
-      // (100 - amount) / 100 is exact in decimal, unlike 1 - amount / 100 in binary floating point.
-      const unitPrice = roundUnitPrice(
-        base.price.times(toDecimal(100).minus(toDecimal(adj.amount))).div(100),
-      );
-      return {
-        ok: true,
-        unitPrice,
-        trace: {
-          adjustmentType: 'percent',
-          basis: 'percent',
-          base: { source: base.source, price: toJsonNumber(base.price) },
-          percent: adj.amount,
-        },
-      };
+  if (adj.type === 'override') {
+    return {
+      ok: true,
+      unitPrice: toDecimal(adj.amount),
+      trace: { adjustmentType: 'override', basis: 'override' },
+    };
+  }
+  const base = basePrice(entry);
+  if (base === null) {
+    return fail('no_price', `no listPrice or standardPrice in ${entry.currency} to take the percent from`);
+  }
+  // (100 - amount) / 100 is exact in decimal, unlike 1 - amount / 100 in binary floating point.
+  const unitPrice = roundUnitPrice(base.price.times(toDecimal(100).minus(toDecimal(adj.amount))).div(100));
+  return {
+    ok: true,
+    unitPrice,
+    trace: {
+      adjustmentType: 'percent',
+      basis: 'percent',
+      base: { source: base.source, price: toJsonNumber(base.price) },
+      percent: adj.amount,
+    },
+  };
+}
+
+/** The unit price of one line from its price book entry in the line's currency (docs/pricing.md). */
+export function priceUnit(entry: PriceEntry, line: PriceLine): PriceResult {
+  const adj = entry.adjustment;
+  if (adj === null || adj.type === 'override' || adj.type === 'percent') {
+    let priced = pricedByEntry.get(entry);
+    if (priced === undefined) {
+      priced = priceByEntry(entry, adj);
+      pricedByEntry.set(entry, priced);
     }
+    return priced;
+  }
+  switch (adj.type) {
     case 'volume': {
       const q = line.quantity;
       const tier = adj.tiers.find((t) => t.firstUnit <= q && (t.lastUnit == null || q <= t.lastUnit));

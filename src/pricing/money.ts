@@ -29,6 +29,9 @@ export const MAX_MARKUP_PERCENT = 1000;
 // prices of a cached catalogue on every request. The most recent texts are kept, parsed.
 const parsed = new Map<string, Decimal>();
 const PARSED_KEPT = 10_000;
+// The JSON number of each decimal kept parsed, worked out once: a quote shows the same catalogue prices on every
+// request.
+const jsonNumbers = new WeakMap<Decimal, number>();
 
 export function toDecimal(value: number | string | Decimal): Decimal {
   if (typeof value === 'number' && !Number.isFinite(value)) {
@@ -45,6 +48,7 @@ export function toDecimal(value: number | string | Decimal): Decimal {
     if (!d.isFinite()) throw new RangeError(`Not a finite decimal: ${text}`);
     if (parsed.size >= PARSED_KEPT) parsed.clear();
     parsed.set(text, d);
+    jsonNumbers.set(d, Number(d.toString()));
   }
   return d;
 }
@@ -69,7 +73,10 @@ export function lineTotal(unitPrice: Decimal, quantity: number, currency: string
   if (unit.sd() + units.sd() > PRECISION) {
     throw new RangeError(`${unit.toString()} x ${units.toString()} needs more than ${PRECISION} digits`);
   }
-  return unit.times(units).toDecimalPlaces(minorUnits(currency), Dec.ROUND_HALF_UP);
+  const places = minorUnits(currency);
+  const total = unit.times(units);
+  // Most totals already fit the currency: rounding would only copy them.
+  return total.decimalPlaces() <= places ? total : total.toDecimalPlaces(places, Dec.ROUND_HALF_UP);
 }
 
 // A total is the sum of lines already rounded to the currency's minor units; an unrounded line here is a
@@ -85,5 +92,5 @@ export function sumTotals(lines: readonly Decimal[], currency: string): Decimal 
 }
 
 export function toJsonNumber(d: Decimal): number {
-  return Number(d.toString());
+  return jsonNumbers.get(d) ?? Number(d.toString());
 }

@@ -124,10 +124,10 @@ export function checkQuoteRequest(request: QuoteRequest): ProblemItem[] {
 function bookProblem(
   book: CatalogueOption['priceBook'],
   at: string,
+  instant: number,
 ): { code: QuoteViolationCode; message: string } | null {
   if (book === null) return { code: 'price_book_deleted', message: 'the option has no current price book' };
   if (book.isDeleted) return { code: 'price_book_deleted', message: `price book ${book.id} is deleted` };
-  const instant = Date.parse(at);
   const start = book.effectiveStartDate;
   const end = book.effectiveEndDate;
   if ((start !== null && instant < Date.parse(start)) || (end !== null && instant >= Date.parse(end))) {
@@ -222,6 +222,7 @@ export function priceQuote(
   at: string,
 ): QuoteOutcome {
   const { currency } = request;
+  const instant = Date.parse(at);
   const violations: ProblemItem[] = [];
   const lines: QuoteLine[] = [];
   const totals: Decimal[] = [];
@@ -256,7 +257,7 @@ export function priceQuote(
       );
     }
     // An option with nothing chosen prices nothing, so its price book does not matter.
-    const problem = count === 0 ? null : bookProblem(option.priceBook, at);
+    const problem = count === 0 ? null : bookProblem(option.priceBook, at, instant);
     if (problem !== null) report(problem.code, where.option(), `option ${option.id}: ${problem.message}`);
     const book = problem === null ? option.priceBook : null;
 

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { SharedReads } from '../catalogue/shared-reads.ts';
 import { ProblemRef } from '../http/common-schemas.ts';
 import { expectedVersions, tagged, taggedWrite } from '../http/conditional.ts';
 import { tag } from '../http/openapi.ts';
@@ -17,6 +18,7 @@ import {
   createBundle,
   deleteBundle,
   getBundle,
+  type ListedPage,
   listBundles,
   patchBundle,
 } from './bundles.service.ts';
@@ -26,7 +28,9 @@ const tags = tag(
   'Bundles: a header product of the CRM catalogue with options of products; the list, each bundle, and deep copies',
 );
 
-export const bundlesRoutes: Routes = async (app, { db }) => {
+export const bundlesRoutes: Routes = async (app, { db, metrics }) => {
+  const listReads = new SharedReads<ListedPage>();
+  metrics.watchSharedReads('bundle_list', listReads);
   app.post(
     '/bundles',
     {
@@ -68,7 +72,7 @@ export const bundlesRoutes: Routes = async (app, { db }) => {
         response: { 200: Type.With(BundlePage, { description: 'A page of bundles' }) },
       },
     },
-    async (request) => listBundles(db, request.account, request.unconfirmedKey, request.query),
+    async (request) => listBundles(db, listReads, request.account, request.unconfirmedKey, request.query),
   );
 
   app.get(

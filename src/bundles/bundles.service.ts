@@ -1,3 +1,4 @@
+import type { SharedReads } from '../catalogue/shared-reads.ts';
 import type { Db, Executor } from '../db/database.ts';
 import { type ExpectedVersions, lockBundle, lockRoot, type Versioned } from '../db/roots.ts';
 import { readSnapshot } from '../db/snapshot.ts';
@@ -86,27 +87,52 @@ export function getBundle(db: Db, accountId: string, bundleId: string): Promise<
   return readSnapshot(db, (tx) => readBundle(tx, accountId, bundleId));
 }
 
-/** One statement, which also confirms the request's `key` when it is unconfirmed. */
+/** A page of the list as answered, and whether the key that read it is still live. */
+export interface ListedPage {
+  keyLive: boolean;
+  page: { bundles: Bundle[]; nextKey?: string };
+}
+
+/**
+ * One statement, which also confirms the request's `key` when it is unconfirmed. Requests for the same page with the
+ * same key at the same moment share the next such statement (SharedReads), as warm details share their stamp check:
+ * none is answered from a read that began before it came. The page they share is only read, never changed.
+ */
 export async function listBundles(
   db: Db,
+  reads: SharedReads<ListedPage>,
   account: Account,
   key: UnconfirmedKey | null,
   query: BundleListQuery,
-): Promise<{ bundles: Bundle[]; nextKey?: string }> {
+): Promise<ListedPage['page']> {
   const limit = query.limit ?? 25;
   const afterId = query.nextKey === undefined ? null : decodeNextKey(query.nextKey, 'bundle');
-  // One row past the page says whether another page exists, without counting.
-  const { keyLive, rows } = await listBundlesAfter(db, account.id, account.keyId, {
+  const { isActive, productId } = query;
+  const shared = JSON.stringify([
+    account.id,
+    account.keyId,
     afterId,
-    isActive: query.isActive,
-    productId: query.productId,
-    limit: limit + 1,
+    isActive ?? null,
+    productId ?? null,
+    limit,
+  ]);
+  const listed = await reads.read(shared, async () => {
+    // One row past the page says whether another page exists, without counting.
+    const { keyLive, rows } = await listBundlesAfter(db, account.id, account.keyId, {
+      afterId,
+      isActive,
+      productId,
+      limit: limit + 1,
+    });
+    const bundles = rows.slice(0, limit).map(toBundle);
+    const last = bundles.at(-1);
+    return {
+      keyLive,
+      page: rows.length > limit && last ? { bundles, nextKey: encodeNextKey(last.id) } : { bundles },
+    };
   });
-  key?.confirm(keyLive);
-  const page = rows.slice(0, limit);
-  const bundles = page.map(toBundle);
-  const last = page.at(-1);
-  return rows.length > limit && last ? { bundles, nextKey: encodeNextKey(last.id) } : { bundles };
+  key?.confirm(listed.keyLive);
+  return listed.page;
 }
 
 export async function patchBundle(

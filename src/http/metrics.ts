@@ -26,6 +26,8 @@ export interface Metrics {
   watchCache(name: string, cache: WatchedCache): void;
   /** Reports a figure read at scrape time as the gauge `name`. */
   watchGauge(name: string, help: string, read: Reading): void;
+  /** Reports how many requests joined a read of `reads` (SharedReads) under `name`. */
+  watchSharedReads(name: string, reads: { readonly shared: number }): void;
 }
 
 const contentType = Registry.PROMETHEUS_CONTENT_TYPE;
@@ -40,12 +42,17 @@ export function registerMetrics(
   app: FastifyInstance,
   { config, database, gate }: { config: Config; database: DatabaseHandle; gate: AnswerGate },
 ): Metrics {
-  if (!config.metricsEnabled) return { watchCache: () => {}, watchGauge: () => {} };
+  if (!config.metricsEnabled)
+    return { watchCache: () => {}, watchGauge: () => {}, watchSharedReads: () => {} };
   const registry = new Registry();
   const caches = new Map<string, WatchedCache>();
+  const sharedReads = new Map<string, { readonly shared: number }>();
   const metrics: Metrics = {
     watchCache: (name, cache) => {
       caches.set(name, cache);
+    },
+    watchSharedReads: (name, reads) => {
+      sharedReads.set(name, reads);
     },
     watchGauge: (name, help, read) => {
       new Gauge({
@@ -115,6 +122,16 @@ export function registerMetrics(
     'Answers a cache did not hold, taken from a build another request had under way for the same catalogue state',
     (c) => c.sharedBuilds,
   );
+  new Counter({
+    name: 'cpq_shared_reads_total',
+    help: 'Requests that joined a read made for other requests asking the same thing at the same moment, by read',
+    labelNames: ['read'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [read, reads] of sharedReads) this.inc({ read }, reads.shared);
+    },
+  });
   cacheGauge('cpq_cache_bytes', 'Bytes a cache holds, by its own estimate', (c) => c.bytes);
   cacheGauge('cpq_cache_entries', 'Entries a cache holds', (c) => c.size);
   metrics.watchGauge('cpq_heavy_answers_running', 'Large answers being built now', () => gate.running);

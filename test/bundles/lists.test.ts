@@ -1,10 +1,19 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { after, before, test } from 'node:test';
 import { Migrator } from 'kysely';
+import { type App, buildApp } from '../../src/app.ts';
 import { listBundles } from '../../src/bundles/bundles.service.ts';
+import { SharedReads } from '../../src/catalogue/shared-reads.ts';
+import { connect, type DatabaseHandle } from '../../src/db/connect.ts';
 import { migrateToLatest, migrations } from '../../src/db/migrate.ts';
-import { type Account, authenticate, KnownKeys } from '../../src/keys/keys.service.ts';
-import { assertProblem, describeEachDatabase } from '../helpers/app.ts';
+import {
+  type Account,
+  authenticate,
+  createKey,
+  KnownKeys,
+  revokeApiKey,
+} from '../../src/keys/keys.service.ts';
+import { assertProblem, callApp, describeEachDatabase, testConfig } from '../helpers/app.ts';
 import { createBundle } from '../helpers/factories.ts';
 import { countingQueries } from '../helpers/query-counter.ts';
 
@@ -16,7 +25,7 @@ describeEachDatabase('lists and timestamps', (ctx) => {
     const created = await createBundle(ctx, { key });
     const account = (await authenticate(ctx.db, key, new KnownKeys())) as Account;
     const counted = countingQueries(ctx.db);
-    const { bundles } = await listBundles(counted.db, account, null, { limit: 5 });
+    const { bundles } = await listBundles(counted.db, new SharedReads(), account, null, { limit: 5 });
     assert.equal(counted.take(), 1);
     assert.deepEqual(
       bundles.map((b) => [b.id, b.includedOptionsCount, b.addOnOptionsCount]),
@@ -201,5 +210,70 @@ describeEachDatabase('lists and timestamps', (ctx) => {
     const after = await listed();
     assert.equal(after.includedOptionsCount, before.includedOptionsCount);
     assert.equal(after.addOnOptionsCount, before.addOnOptionsCount);
+  });
+});
+
+// Instance B is a second app with its own connection, as a second process would be; writes go through A.
+describeEachDatabase('a page of bundles asked at once', (ctx) => {
+  let other: App;
+  let handle: DatabaseHandle;
+  let counted: ReturnType<typeof countingQueries>;
+
+  before(async () => {
+    handle = connect({ databaseUrl: ctx.database.databaseUrl, sqlitePath: ctx.database.sqlitePath });
+    counted = countingQueries(handle.db);
+    other = await buildApp({ config: testConfig(), database: { ...handle, db: counted.db } });
+  });
+
+  after(async () => {
+    await other?.close();
+    await handle?.db.destroy();
+  });
+
+  // The requests arrive together, as a load balancer's would: most share a statement (SharedReads) while one is
+  // under way. A bundle made through A lands in the middle of them, and the page asked through B once A has
+  // answered must hold it, however many statements B has under way or waiting.
+  test('requests at once share statements, and a bundle made meanwhile shows at once', async () => {
+    const header = { productId: 'LISTED-AT-ONCE', properties: {} };
+    const query = { productId: header.productId, limit: '100' };
+    const list = () => callApp(other, ctx.key, 'GET', '/v1/bundles', { query });
+    const together = 40;
+    assert.equal((await list()).status, 200, 'B knows the key before the crowd comes');
+    for (let made = 1; made <= 4; made++) {
+      counted.take();
+      const crowd = Array.from({ length: together }, list);
+      const created = await ctx.call('POST', '/v1/bundles', { body: { header } });
+      assert.equal(created.status, 201, created.text);
+      const after = await list();
+      assert.equal(after.status, 200, after.text);
+      assert.equal(after.body.bundles.length, made);
+      assert.ok(after.body.bundles.some((b: { id: string }) => b.id === created.body.id));
+      for (const read of await Promise.all(crowd)) {
+        assert.equal(read.status, 200, read.text);
+        assert.ok([made - 1, made].includes(read.body.bundles.length), `${read.body.bundles.length} bundles`);
+      }
+      if (made === 1) {
+        const statements = counted.take();
+        assert.ok(statements < together, `${together + 1} requests, ${statements} statements`);
+      }
+    }
+    const metrics = await other.inject({ method: 'GET', url: '/metrics' });
+    const joined = /^cpq_shared_reads_total\{read="bundle_list"\} (\d+)$/m.exec(metrics.body);
+    assert.ok(joined && Number(joined[1]) > 0, 'the joined reads are counted');
+  });
+
+  test('a key revoked while requests with it share reads is refused by the next request', async () => {
+    const made = await createKey(ctx.db, {
+      accountId: 'acme',
+      name: 'revoked-while-listing',
+      readOnly: false,
+    });
+    const list = () => callApp(other, made.plaintext, 'GET', '/v1/bundles');
+    assert.equal((await list()).status, 200);
+    const crowd = Array.from({ length: 20 }, list);
+    await revokeApiKey(ctx.db, made.key.id);
+    const after = await list();
+    assert.equal(after.status, 401, after.text);
+    for (const read of await Promise.all(crowd)) assert.ok([200, 401].includes(read.status), read.text);
   });
 });

@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Migrator } from 'kysely';
-import { type App, buildApp } from '../../src/app.ts';
 import { listBundles } from '../../src/bundles/bundles.service.ts';
 import { SharedReads } from '../../src/catalogue/shared-reads.ts';
-import { connect, type DatabaseHandle } from '../../src/db/connect.ts';
 import { migrateToLatest, migrations } from '../../src/db/migrate.ts';
 import {
   type Account,
@@ -13,7 +11,7 @@ import {
   KnownKeys,
   revokeApiKey,
 } from '../../src/keys/keys.service.ts';
-import { assertProblem, callApp, describeEachDatabase, testConfig } from '../helpers/app.ts';
+import { assertProblem, callApp, describeEachDatabase, otherInstance } from '../helpers/app.ts';
 import { createBundle } from '../helpers/factories.ts';
 import { countingQueries } from '../helpers/query-counter.ts';
 
@@ -215,20 +213,11 @@ describeEachDatabase('lists and timestamps', (ctx) => {
 
 // Instance B is a second app with its own connection, as a second process would be; writes go through A.
 describeEachDatabase('a page of bundles asked at once', (ctx) => {
-  let other: App;
-  let handle: DatabaseHandle;
-  let counted: ReturnType<typeof countingQueries>;
-
+  let other: Awaited<ReturnType<typeof otherInstance>>;
   before(async () => {
-    handle = connect({ databaseUrl: ctx.database.databaseUrl, sqlitePath: ctx.database.sqlitePath });
-    counted = countingQueries(handle.db);
-    other = await buildApp({ config: testConfig(), database: { ...handle, db: counted.db } });
+    other = await otherInstance(ctx);
   });
-
-  after(async () => {
-    await other?.close();
-    await handle?.db.destroy();
-  });
+  after(() => other?.close());
 
   // The requests arrive together, as a load balancer's would: most share a statement (SharedReads) while one is
   // under way. A bundle made through A lands in the middle of them, and the page asked through B once A has
@@ -236,11 +225,11 @@ describeEachDatabase('a page of bundles asked at once', (ctx) => {
   test('requests at once share statements, and a bundle made meanwhile shows at once', async () => {
     const header = { productId: 'LISTED-AT-ONCE', properties: {} };
     const query = { productId: header.productId, limit: '100' };
-    const list = () => callApp(other, ctx.key, 'GET', '/v1/bundles', { query });
+    const list = () => other.call('GET', '/v1/bundles', { query });
     const together = 40;
     assert.equal((await list()).status, 200, 'B knows the key before the crowd comes');
     for (let made = 1; made <= 4; made++) {
-      counted.take();
+      other.counted.take();
       const crowd = Array.from({ length: together }, list);
       const created = await ctx.call('POST', '/v1/bundles', { body: { header } });
       assert.equal(created.status, 201, created.text);
@@ -253,11 +242,11 @@ describeEachDatabase('a page of bundles asked at once', (ctx) => {
         assert.ok([made - 1, made].includes(read.body.bundles.length), `${read.body.bundles.length} bundles`);
       }
       if (made === 1) {
-        const statements = counted.take();
+        const statements = other.counted.take();
         assert.ok(statements < together, `${together + 1} requests, ${statements} statements`);
       }
     }
-    const metrics = await other.inject({ method: 'GET', url: '/metrics' });
+    const metrics = await other.app.inject({ method: 'GET', url: '/metrics' });
     const joined = /^cpq_shared_reads_total\{read="bundle_list"\} (\d+)$/m.exec(metrics.body);
     assert.ok(joined && Number(joined[1]) > 0, 'the joined reads are counted');
   });
@@ -268,7 +257,7 @@ describeEachDatabase('a page of bundles asked at once', (ctx) => {
       name: 'revoked-while-listing',
       readOnly: false,
     });
-    const list = () => callApp(other, made.plaintext, 'GET', '/v1/bundles');
+    const list = () => callApp(other.app, made.plaintext, 'GET', '/v1/bundles');
     assert.equal((await list()).status, 200);
     const crowd = Array.from({ length: 20 }, list);
     await revokeApiKey(ctx.db, made.key.id);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql } from 'kysely';
-import { bundlePageQuery } from '../../src/bundles/bundles.repository.ts';
+import { bundlePageQuery, pageWithKey } from '../../src/bundles/bundles.repository.ts';
 import { describeEachDatabase, type TestContext } from '../helpers/app.ts';
 import { createBundle, footprintOf, insertPriceRows, readOption, rowsLeft } from '../helpers/factories.ts';
 
@@ -642,7 +642,7 @@ describeEachDatabase('bundles', (ctx) => {
     assert.equal('nextKey' in second.body, false);
   });
 
-  test('the page query is an index range scan in id order, with no sort, on any page', async () => {
+  test('the page query, and on SQLite the statement with the key, is an index range scan in id order, with no sort, on any page', async () => {
     for (const [isActive, productId] of [
       [undefined, undefined],
       [true, undefined],
@@ -669,6 +669,34 @@ describeEachDatabase('bundles', (ctx) => {
               : /SEARCH bundles USING INDEX bundles_active_idx/,
         );
         assert.doesNotMatch(details, /TEMP B-TREE/);
+        // The statement a list runs joins the key's row to the bundles themselves: the same range, read in id
+        // order up to the limit, with nothing copied aside or sorted.
+        const statement = pageWithKey(ctx.db, {
+          accountId: 'acme',
+          keyId: 'key_01M7Z4FGHN62EHBXHK2BWGA38R',
+          afterId: 'bnd_01M7Z4FGHN62EHBXHK2BWGA38R',
+          isActive,
+          productId,
+          limit: 26,
+        });
+        const statementPlan = await ctx.db.executeQuery<{ detail: string }>({
+          ...statement,
+          sql: `explain query plan ${statement.sql}`,
+        });
+        const steps = statementPlan.rows.map((r) => r.detail);
+        assert.match(
+          steps[0] ?? '',
+          /SEARCH k USING INDEX sqlite_autoindex_api_keys_1 \(account_id=\? AND id=\?\)/,
+        );
+        assert.match(
+          steps[1] ?? '',
+          productId !== undefined
+            ? /SEARCH b USING INDEX bundles_header_product_idx .*id>\?.*LEFT-JOIN/
+            : isActive === undefined
+              ? /SEARCH b USING (PRIMARY KEY|INDEX sqlite_autoindex_bundles_1) \(account_id=\? AND id>\?\) LEFT-JOIN/
+              : /SEARCH b USING INDEX bundles_active_idx .*id>\?.*LEFT-JOIN/,
+        );
+        assert.doesNotMatch(steps.join('\n'), /TEMP B-TREE|MATERIALIZE/);
       } else {
         const plan = await ctx.db.transaction().execute(async (tx) => {
           // The tables are tiny in tests; forbid the sequential scan so the plan shows what a large table gets.

@@ -162,7 +162,10 @@ export const pageWithKey = shapedStatement(
   },
 );
 
-/** A page of bundles (the rows bundlePageQuery reads), and whether the account's key `keyId` is still live, in one statement. */
+/**
+ * A page of bundles (the rows bundlePageQuery reads), and whether the account's key `keyId` is still live, in one
+ * statement (pageWithKey).
+ */
 export async function listBundlesAfter(
   db: Executor,
   accountId: string,

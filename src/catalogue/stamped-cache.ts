@@ -167,6 +167,8 @@ export function nextBoundary(books: CatalogueRows['books'], at: string): number 
  * next effective-date boundary of a book it involves. A request's `key` not yet confirmed is confirmed by the same
  * statement, before anything is answered or built: a warm read is that one statement, or a share of it, since
  * requests for the same bundles with the same key that come while one is under way share the next (SharedReads).
+ * With the entry comes `now`, the moment (ms) it was found to hold: its text is made only by a caller that needs
+ * it, since a hit needs none.
  */
 export async function throughStamps<T extends Stamped>(
   db: Db,
@@ -180,7 +182,7 @@ export async function throughStamps<T extends Stamped>(
     books: CatalogueRows['books'];
     stamps: Map<string, string>;
   }>,
-): Promise<{ entry: T; at: string }> {
+): Promise<{ entry: T; now: number }> {
   const keyId = presented?.id ?? null;
   const { stamps, keyLive } = await cache.stampReads.read(
     JSON.stringify([accountId, keyId, bundleIds]),
@@ -191,10 +193,10 @@ export async function throughStamps<T extends Stamped>(
   );
   presented?.confirm(keyLive);
   const now = Date.now();
-  const at = new Date(now).toISOString();
   const entry = await cache.through(key, stamps, now, async () => {
+    const at = new Date(now).toISOString();
     const built = await build(at);
     return { ...built.value, stamps: built.stamps, validUntil: nextBoundary(built.books, at) } as T;
   });
-  return { entry, at };
+  return { entry, now };
 }

@@ -85,10 +85,9 @@ export function requireApiKey(app: FastifyInstance, db: Db): void {
   });
   // What makes keyConfirmedByRead safe whatever a route does: no answer but an error goes out on a key no read
   // confirmed. Registered before the hooks that store or shorten an answer (idempotency, conditional requests).
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (reply.statusCode < 400 && request.unconfirmedKey !== null) {
-      await confirmKey(db, request.account.id, request.unconfirmedKey);
-    }
-    return payload;
+  // A callback hook: an answer whose key the route's read confirmed, or a refusal, goes on at once.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (reply.statusCode >= 400 || request.unconfirmedKey === null) return done(null, payload);
+    confirmKey(db, request.account.id, request.unconfirmedKey).then(() => done(null, payload), done);
   });
 }

@@ -80,7 +80,7 @@ export async function catalogueOf(
     const { catalogue, books, stamps, weight } = await load(now);
     return { value: { catalogue, weight }, books, stamps };
   });
-  return { catalogue: held.entry.catalogue, at: held.at };
+  return { catalogue: held.entry.catalogue, at: new Date(held.now).toISOString() };
 }
 
 /** Checks and prices a configuration: a read, so nothing is written. */

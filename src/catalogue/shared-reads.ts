@@ -1,3 +1,5 @@
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /**
  * One read shared by the requests that want the same thing at the same moment, without ever giving a request a
  * read that began before it came: a read already under way may predate a write the request has seen committed, so
@@ -5,9 +7,12 @@
  * once, for everyone who came meanwhile. So at most one read per key is under way and one is waiting, however
  * many requests want it, and every request is answered from a read that began after it arrived.
  *
- * Under load on PostgreSQL most warm reads then share their stamp check: fifty clients asking for one bundle cost
- * the database a statement per round trip instead of one each, and the service the sending and parsing of it.
- * Alone, a request starts its read at once and waits for nothing more than before.
+ * A read with nothing under way waits too, for the end of this turn of the event loop: the requests whose bytes
+ * arrived together have all been parsed by then, and share it. On SQLite, whose statements run to their end as
+ * soon as they start, that is the only moment requests can share one; on PostgreSQL it gathers the requests that
+ * would each have sent their own before the first answer came. So fifty clients asking for one bundle cost the
+ * database a statement per turn instead of one each, and the service the running or sending of it. Alone, a
+ * request waits for the end of its turn and nothing more.
  */
 export class SharedReads<T> {
   readonly #underWay = new Map<string, Promise<T>>();
@@ -22,11 +27,8 @@ export class SharedReads<T> {
       return waiting;
     }
     const underWay = this.#underWay.get(key);
-    if (underWay === undefined) return this.#start(key, read);
-    const next = underWay.then(
-      () => this.#start(key, read),
-      () => this.#start(key, read),
-    );
+    const start = () => this.#start(key, read);
+    const next = (underWay ?? nextTurn()).then(start, start);
     this.#waiting.set(key, next);
     return next;
   }

@@ -95,8 +95,8 @@ export interface ListedPage {
 
 /**
  * One statement, which also confirms the request's `key` when it is unconfirmed. Requests for the same page with the
- * same key at the same moment share the next such statement (SharedReads), as warm details share their stamp check:
- * none is answered from a read that began before it came. The page they share is only read, never changed.
+ * same key in one turn of the event loop share one such statement (SharedReads), as warm details share their stamp
+ * check: none is answered from a read that began before it came. The page they share is only read, never changed.
  */
 export async function listBundles(
   db: Db,

@@ -166,7 +166,7 @@ export function nextBoundary(books: CatalogueRows['books'], at: string): number 
  * `build` reads the data and its stamps in one snapshot (see StampedCache.through), and the entry lasts until the
  * next effective-date boundary of a book it involves. A request's `key` not yet confirmed is confirmed by the same
  * statement, before anything is answered or built: a warm read is that one statement, or a share of it, since
- * requests for the same bundles with the same key that come while one is under way share the next (SharedReads).
+ * requests for the same bundles with the same key that come in one turn of the event loop share one (SharedReads).
  * With the entry comes `now`, the moment (ms) it was found to hold: its text is made only by a caller that needs
  * it, since a hit needs none.
  */

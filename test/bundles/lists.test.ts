@@ -219,9 +219,9 @@ describeEachDatabase('a page of bundles asked at once', (ctx) => {
   });
   after(() => other?.close());
 
-  // The requests arrive together, as a load balancer's would: most share a statement (SharedReads) while one is
-  // under way. A bundle made through A lands in the middle of them, and the page asked through B once A has
-  // answered must hold it, however many statements B has under way or waiting.
+  // The requests arrive together, as a load balancer's would: most share a statement (SharedReads). A bundle made
+  // through A lands in the middle of them, and the page asked through B once A has answered must hold it, however
+  // many statements B has under way or waiting.
   test('requests at once share statements, and a bundle made meanwhile shows at once', async () => {
     const header = { productId: 'LISTED-AT-ONCE', properties: {} };
     const query = { productId: header.productId, limit: '100' };

@@ -16,7 +16,7 @@ import {
   OPEN_OBJECT,
   QUOTE,
 } from '../http/json-bytes.ts';
-import { unstorableIn } from '../http/unstorable-text.ts';
+import { mayHoldUnstorable, unstorableIn } from '../http/unstorable-text.ts';
 import type { ProblemItem } from '../problems.ts';
 
 /** Opens the file's bytes, from the start, each time it is called: a file is read once to check, once to apply. */
@@ -28,9 +28,6 @@ export type FilePiece =
   | { kind: 'head'; value: unknown };
 
 const malformed = () => refused('malformed_json', 'invalid_json', 'is not valid JSON');
-
-/** U+0000 and lone surrogates reach valid UTF-8 JSON only as escapes (U+0000 also as a raw byte). */
-const mayEscapeUnstorable = /\\u(?:0000|[dD][89a-fA-F])/;
 
 /** One piece of the document, parsed and checked as a body is; text that cannot be stored is added to `unstorable`. */
 function parsePiece(bytes: Buffer, path: (string | number)[], unstorable: ProblemItem[]): unknown {
@@ -47,7 +44,7 @@ function parsePiece(bytes: Buffer, path: (string | number)[], unstorable: Proble
     const poisoned = poisonedAt(value as never, path);
     if (poisoned !== null) throw forbiddenKey(poisoned);
   }
-  if (bytes.includes(0) || mayEscapeUnstorable.test(text)) unstorableIn(value, 'body', path, unstorable);
+  if (mayHoldUnstorable(bytes, text)) unstorableIn(value, 'body', path, unstorable);
   return value;
 }
 

@@ -236,15 +236,19 @@ export class StructureScan {
 
   /** Reads on within a text from `from`: where it closed, past its quote, or the piece's end. */
   #skipText(bytes: Buffer, from: number): number {
-    for (let i = from; i < bytes.length; i++) {
-      if (this.#escaped) {
-        this.#escaped = false;
-        continue;
-      }
+    // Every byte of a text passes through this loop, so it reads no field but the bytes.
+    const length = bytes.length;
+    let i = from;
+    if (this.#escaped && i < length) {
+      this.#escaped = false;
+      i++;
+    }
+    for (; i < length; i++) {
       const c = bytes[i] as number;
       if (c === BACKSLASH) {
-        this.#escaped = true;
         this.#nameHasEscape = true;
+        // The byte after a backslash is text whatever it is, and may be in the next piece.
+        if (++i === length) this.#escaped = true;
       } else if (c === QUOTE) {
         if (this.#inText === 'name') this.#endName(bytes.subarray(from, i));
         this.#inText = null;
@@ -252,7 +256,7 @@ export class StructureScan {
       }
     }
     this.#name?.push(bytes.subarray(from));
-    return bytes.length;
+    return length;
   }
 
   #endName(last: Buffer): void {

@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import { errorCodes, type FastifyInstance } from 'fastify';
 import { AppError, pointer } from '../problems.ts';
 import { arrayBoundsOf, type StructuralProblem, StructureScan } from './body-bounds.ts';
+import { mayHoldUnstorable } from './unstorable-text.ts';
 
 /** Arrays and objects nest at most this deep in a body; the deepest the API reads is 6. */
 export const MAX_JSON_DEPTH = 32;
@@ -153,6 +154,8 @@ export function registerJsonBody(app: FastifyInstance): void {
       }
       parse(request, text, (error, parsed) => {
         if (!error) {
+          // Most bodies hold no escape that could spell such text, and are then not walked for it.
+          request.bodyMayHoldUnstorable = mayHoldUnstorable(bytes, text);
           done(null, parsed);
           return;
         }

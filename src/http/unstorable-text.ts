@@ -1,6 +1,24 @@
 import type { FastifyInstance } from 'fastify';
 import { invalid, type ProblemItem, pointer } from '../problems.ts';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** False once the body's parser has seen that its bytes hold no text the databases cannot store. */
+    bodyMayHoldUnstorable: boolean;
+  }
+}
+
+/** U+0000 and lone surrogates reach valid UTF-8 JSON only as escapes (U+0000 also as a raw byte). */
+const mayEscapeUnstorable = /\\u(?:0000|[dD][89a-fA-F])/;
+
+/**
+ * Whether JSON `text`, decoded from valid UTF-8 `bytes`, may hold text that cannot be stored: only then is what
+ * was parsed from it walked, string by string.
+ */
+export function mayHoldUnstorable(bytes: Buffer, text: string): boolean {
+  return bytes.includes(0) || mayEscapeUnstorable.test(text);
+}
+
 /** The first UTF-16 code unit of `text` that is half of no pair, as U+XXXX. */
 function loneSurrogate(text: string): string {
   for (let i = 0; i < text.length; i++) {
@@ -65,11 +83,12 @@ export function unstorableIn(
  * escape such as "\ud801"), which both would silently store as U+FFFD, so that two distinct ids would become one.
  */
 export function refuseUnstorableText(app: FastifyInstance): void {
+  app.decorateRequest('bodyMayHoldUnstorable', true);
   app.addHook('preValidation', (request, _reply, done) => {
     const found: ProblemItem[] = [];
     unstorableIn(request.params, 'path', [], found);
     unstorableIn(request.query, 'query', [], found);
-    unstorableIn(request.body, 'body', [], found);
+    if (request.bodyMayHoldUnstorable) unstorableIn(request.body, 'body', [], found);
     done(found.length > 0 ? invalid('validation_failed', found) : undefined);
   });
 }

@@ -144,7 +144,8 @@ export async function configureBundle(
       products.push({
         productId: product.productId,
         state: answer.states[v] ?? 'excluded',
-        reasons: answer.reasons[v] ?? [],
+        // Serialized as it is, never changed: the products without reasons share one frozen array.
+        reasons: (answer.reasons[v] ?? []) as Reason[],
       });
       if (answer.completion?.[v] === 1) {
         const quantity = quantities.get(v) ?? defaultQuantity(product);

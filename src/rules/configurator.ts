@@ -270,12 +270,15 @@ export interface Configured {
   complete: boolean;
   /** Per variable. */
   states: ProductState[];
-  reasons: Reason[][];
+  reasons: (readonly Reason[])[];
   /** When not valid, the constraints a proof of that used. */
   violations: Reason[];
   /** One cheapest valid configuration extending the request (per variable 0/1), or null. */
   completion: Int8Array | null;
 }
+
+/** The reasons of every product that has none, one array shared by all of them (an array each was a third of what configure allocated). */
+const noReasons: readonly Reason[] = Object.freeze([]);
 
 /** The constraints a proof used (a set of constraint indexes), as reasons in constraint order. */
 function reasonsOf(model: Model, proof: Uint32Array | null): Reason[] {
@@ -345,11 +348,11 @@ export function configure(model: Model, fixed: Fixed, maxSteps = Number.POSITIVE
   ]);
   for (const v of fixed.chosen) selected[v] = 1;
   // Plain loops here and below: Array.from with a function costs more than the rest of an easy request.
-  const states: ProductState[] = [];
-  const reasons: Reason[][] = [];
+  const states: ProductState[] = new Array(n);
+  const reasons: (readonly Reason[])[] = new Array(n);
   for (let v = 0; v < n; v++) {
-    states.push(selected[v] ? 'selected' : 'excluded');
-    reasons.push([]);
+    states[v] = selected[v] ? 'selected' : 'excluded';
+    reasons[v] = noReasons;
   }
   const complete = isValidConfiguration(model, fixed.chosen);
   const invalid = (violations: Reason[]): Configured => ({
@@ -409,7 +412,7 @@ export function configure(model: Model, fixed: Fixed, maxSteps = Number.POSITIVE
     const o = classOf[v] as number;
     const proved = o >= 0 ? (classProof[o] as number) : -1;
     if (proved >= 0) {
-      reasons[v] = reasons[proved] ?? [];
+      reasons[v] = reasons[proved] ?? noReasons;
       return;
     }
     const outcome = solver.solve(value === 1 ? positive(v) : negative(v), prefer);
@@ -436,7 +439,7 @@ export function configure(model: Model, fixed: Fixed, maxSteps = Number.POSITIVE
   for (let v = 0; v < n; v++) {
     if (selected[v]) continue;
     states[v] = holds(v) ? (leaves(v) ? 'available' : 'required') : 'excluded';
-    if (states[v] === 'available') reasons[v] = [];
+    if (states[v] === 'available') reasons[v] = noReasons;
   }
 
   // The cheapest completion: a valid configuration cheaper than the best known, until the solver proves none is.

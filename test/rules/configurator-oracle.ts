@@ -187,7 +187,7 @@ export function check({ options, rules, selected, rejected }: Case): void {
     if (keep) extending.push({ masks: [...masks], broken });
   }
   // The constraints a list of reasons names, as the bits brokenBy sets.
-  const named = (reasons: { ruleId: string; optionId: string | null }[]) =>
+  const named = (reasons: readonly { ruleId: string; optionId: string | null }[]) =>
     reasons.reduce(
       (bitsSoFar, reason) =>
         bitsSoFar |
@@ -197,7 +197,7 @@ export function check({ options, rules, selected, rejected }: Case): void {
       0,
     );
   // Configurations extending the request that break none of the constraints named.
-  const unbroken = (reasons: { ruleId: string; optionId: string | null }[]) => {
+  const unbroken = (reasons: readonly { ruleId: string; optionId: string | null }[]) => {
     const constraints = named(reasons);
     return extending.filter((e) => (e.broken & constraints) === 0);
   };

@@ -75,6 +75,32 @@ function derive(schema: SchemaObject, resolving: Set<string>): ArrayBounds | nul
   return null;
 }
 
+/**
+ * The bounded property that `bytes` spell from `from` to `to` (a name with no escape, in one piece), or undefined:
+ * compared byte by byte, as most names are ASCII and so their own bytes, without decoding them.
+ */
+function boundedName(
+  properties: Map<string, ArrayBounds> | undefined,
+  bytes: Buffer,
+  from: number,
+  to: number,
+): string | undefined {
+  if (properties === undefined) return undefined;
+  for (const name of properties.keys()) {
+    if (name.length !== to - from) continue;
+    let i = 0;
+    while (i < name.length && name.charCodeAt(i) === bytes[from + i] && name.charCodeAt(i) < 0x80) i++;
+    if (i === name.length) return name;
+  }
+  for (let i = from; i < to; i++) {
+    if ((bytes[i] as number) >= 0x80) {
+      const decoded = bytes.toString('utf8', from, to);
+      return properties.has(decoded) ? decoded : undefined;
+    }
+  }
+  return undefined;
+}
+
 /** An array or object open at the point the scan has reached. */
 interface Open {
   isArray: boolean;
@@ -113,8 +139,10 @@ export class StructureScan {
   /** Within a text: a property name or a value, continued by the next piece when a piece ends inside it. */
   #inText: 'name' | 'value' | null = null;
   #escaped = false;
-  /** The bytes of the name being read, kept only where it may lead to a bounded array. */
-  #name: Buffer[] | null = null;
+  /** Whether the name being read may lead to a bounded array, and so is read. */
+  #readingName = false;
+  /** The name's bytes in the pieces before this one, when it began in an earlier piece. */
+  #nameParts: Buffer[] | null = null;
   #nameHasEscape = false;
 
   constructor(bounds: ArrayBounds | null, maxDepth: number) {
@@ -146,8 +174,9 @@ export class StructureScan {
           top.expectingStart = false;
           this.#inText = 'name';
           this.#nameHasEscape = false;
-          // A name is decoded only where it may lead to a bounded array.
-          this.#name = top.bounds?.properties === undefined ? null : [];
+          // A name is read only where it may lead to a bounded array.
+          this.#readingName = top.bounds?.properties !== undefined;
+          this.#nameParts = null;
           i = this.#skipText(bytes, i + 1) - 1;
           continue;
         }
@@ -230,7 +259,8 @@ export class StructureScan {
 
   #settle(verdict: StructuralProblem | null): StructuralProblem | null {
     this.#verdict = verdict;
-    this.#name = null;
+    this.#readingName = false;
+    this.#nameParts = null;
     return verdict;
   }
 
@@ -250,21 +280,27 @@ export class StructureScan {
         // The byte after a backslash is text whatever it is, and may be in the next piece.
         if (++i === length) this.#escaped = true;
       } else if (c === QUOTE) {
-        if (this.#inText === 'name') this.#endName(bytes.subarray(from, i));
+        if (this.#inText === 'name' && this.#readingName) this.#endName(bytes, from, i);
         this.#inText = null;
         return i + 1;
       }
     }
-    this.#name?.push(bytes.subarray(from));
+    if (this.#inText === 'name' && this.#readingName) {
+      this.#nameParts = [...(this.#nameParts ?? []), bytes.subarray(from)];
+    }
     return length;
   }
 
-  #endName(last: Buffer): void {
-    const parts = this.#name;
-    if (parts === null) return;
-    this.#name = null;
-    parts.push(last);
-    const raw = (parts.length === 1 ? last : Buffer.concat(parts)).toString('utf8');
+  /** The name read ends at `to` in `bytes`: its object's key, as far as the bounds need to know it. */
+  #endName(bytes: Buffer, from: number, to: number): void {
+    this.#readingName = false;
+    const parts = this.#nameParts;
+    this.#nameParts = null;
+    if (parts === null && !this.#nameHasEscape) {
+      this.#top.key = boundedName(this.#top.bounds?.properties, bytes, from, to);
+      return;
+    }
+    const raw = Buffer.concat([...(parts ?? []), bytes.subarray(from, to)]).toString('utf8');
     try {
       this.#top.key = this.#nameHasEscape ? (JSON.parse(`"${raw}"`) as string) : raw;
     } catch {

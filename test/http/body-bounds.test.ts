@@ -117,6 +117,23 @@ describe('the structure of a body, read from its bytes before it is parsed', () 
     assert.deepEqual(scanInPieces(text, schema, everyByte), whole);
   });
 
+  it('reads names unescaped in one piece as they are spelt, ASCII or not', () => {
+    const schema = Type.Object({
+      ü: Type.Array(Type.Integer(), { maxItems: 1 }),
+      list: Type.Array(Type.Integer(), { maxItems: 1 }),
+    });
+    assert.deepEqual(scan('{"ü":[1,2]}', schema), { kind: 'too_many_items', pointer: '/ü', maxItems: 1 });
+    assert.deepEqual(scan('{"list":[1,2]}', schema), {
+      kind: 'too_many_items',
+      pointer: '/list',
+      maxItems: 1,
+    });
+    // Names that only look like a bounded one: another length, another letter, a byte of another character.
+    for (const name of ['lis', 'lists', 'lisT', 'u', '\u00fc\u0000']) {
+      assert.equal(scan(`{"${name}":[1,2]}`, schema), null, name);
+    }
+  });
+
   it(`finds nesting past ${MAX_JSON_DEPTH} as the text is read, however deep`, () => {
     for (const depth of [MAX_JSON_DEPTH + 1, 200_000]) {
       assert.deepEqual(scan(`{"a":${'['.repeat(depth)}${']'.repeat(depth)}}`, undefined), {

@@ -286,7 +286,9 @@ export class StructureScan {
       }
     }
     if (this.#inText === 'name' && this.#readingName) {
-      this.#nameParts = [...(this.#nameParts ?? []), bytes.subarray(from)];
+      // Kept by adding to one list: a name sent a byte at a time must not cost its length squared.
+      if (this.#nameParts === null) this.#nameParts = [];
+      this.#nameParts.push(bytes.subarray(from));
     }
     return length;
   }

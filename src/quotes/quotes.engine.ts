@@ -325,7 +325,7 @@ export function priceQuote(
       totals.push(total);
       const { listPrice, adjustment } = entryView(entry);
       const priceBookUnitPrice = toJsonNumber(priced.unitPrice);
-      // Object.assign, where a spread in the middle of the literal took Node's generic copy: ~40 ns a line
+      // Object.assign, where a spread in the middle of the literal took Node's generic copy: ~60 ns a line
       // against ~170.
       const trace: QuoteLine['trace'] = Object.assign(
         { priceBookId: book.id, optionProductId: product.id, defaulted: choice.defaulted },

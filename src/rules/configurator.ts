@@ -277,7 +277,10 @@ export interface Configured {
   completion: Int8Array | null;
 }
 
-/** The reasons of every product that has none, one array shared by all of them (an array each was a third of what configure allocated). */
+/**
+ * The reasons of every product that has none: one array shared by all of them, where an array each was a third of
+ * what configure allocated.
+ */
 const noReasons: readonly Reason[] = Object.freeze([]);
 
 /** The constraints a proof used (a set of constraint indexes), as reasons in constraint order. */

@@ -1,8 +1,10 @@
 // `npm run fuzz`: the long run of test/fuzz (thousands of request chains) on each database, then the faults of
-// test/faults with more cycles, including the PostgreSQL restart that npm test leaves out. Without --seed it draws a
-// new seed per database (npm test runs the committed ones of test/fuzz/seeds.ts). Prints progress on stderr and the
+// test/faults with more cycles, including the PostgreSQL restart that npm test leaves out, and the pricing properties
+// with 20 times their runs. Without --seed it draws a new seed per database and per search (npm test runs the
+// committed ones: test/fuzz/seeds.ts, and each property test's own). Prints progress on stderr and the
 // figures at the end, with the seed and a replay command for any failure; exits 1 on any failure.
 //   npm run fuzz -- --runs 5000 --db both --kill-cycles 5 [--seed N] [--no-faults] [--configure-runs N]
+import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import fc from 'fast-check';
 import { buildApp } from '../src/app.ts';
@@ -121,6 +123,14 @@ const configureResult = fc.check(fc.property(bundleCase, check), {
   numRuns: configureRuns,
 });
 
+// The pricing properties (test/pricing/properties.test.ts) with a new seed and 20 times their runs.
+const propertySeed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(values.seed);
+console.error(`pricing properties, seed ${propertySeed}`);
+const properties = spawnSync(process.execPath, ['--test', 'test/pricing/properties.test.ts'], {
+  env: { ...process.env, CPQ_PROPERTY_SEED: String(propertySeed), CPQ_PROPERTY_SCALE: '20' },
+  encoding: 'utf8',
+});
+
 // Catalogue files: round trip, idempotence and changes over new random catalogues (test/catalogue-files).
 const catalogueSeed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 30) : Number(values.seed);
 const catalogueRuns = Number(values['catalogue-runs']);
@@ -153,7 +163,17 @@ for (const dialect of dialects) {
   }
 }
 
-let failed = configureResult.failed || catalogueFailures.length > 0;
+let failed = configureResult.failed || catalogueFailures.length > 0 || properties.status !== 0;
+console.log(
+  `\n## Pricing properties, seed ${propertySeed}: ${properties.status === 0 ? 'passed' : 'FAILED'}`,
+);
+if (properties.status !== 0) {
+  console.log(properties.stdout);
+  console.log(
+    `Replay: CPQ_PROPERTY_SEED=${propertySeed} CPQ_PROPERTY_SCALE=20 node --test test/pricing/properties.test.ts; ` +
+      'once fixed, keep the counterexample as a test of its own in test/pricing.',
+  );
+}
 console.log(
   `\n## Catalogue files, seeds ${catalogueSeed}..${catalogueSeed + catalogueRuns - 1}: ${catalogueFailures.length} failures`,
 );

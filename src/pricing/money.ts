@@ -94,3 +94,87 @@ export function sumTotals(lines: readonly Decimal[], currency: string): Decimal 
 export function toJsonNumber(d: Decimal): number {
   return jsonNumbers.get(d) ?? Number(d.toString());
 }
+
+/** A decimal as a whole number of 10^-scale, or null when that number is not a safe integer. */
+interface Scaled {
+  units: number;
+  scale: number;
+}
+
+// Worked out once per decimal: a quote multiplies the same catalogue prices on every request.
+const scaledByDecimal = new WeakMap<Decimal, Scaled | null>();
+
+function scaledOf(d: Decimal): Scaled | null {
+  let scaled = scaledByDecimal.get(d);
+  if (scaled === undefined) {
+    // toString() is plain notation (see Dec), so its digits without the point are the units.
+    const text = d.toString();
+    const point = text.indexOf('.');
+    const units = Number(point === -1 ? text : text.slice(0, point) + text.slice(point + 1));
+    scaled = Number.isSafeInteger(units)
+      ? { units, scale: point === -1 ? 0 : text.length - point - 1 }
+      : null;
+    scaledByDecimal.set(d, scaled);
+  }
+  return scaled;
+}
+
+/**
+ * `scaled` x `quantity` rounded half up (away from zero on a tie, as decimal.js's ROUND_HALF_UP) to whole
+ * 10^-places, when every step is a safe integer: then each is exact in a double. Null otherwise.
+ */
+function minorUnitsOf(scaled: Scaled, quantity: number, places: number): number | null {
+  const product = scaled.units * quantity;
+  // A product beyond 2^53 cannot round to a safe integer, so a safe result is the exact product.
+  if (!Number.isSafeInteger(product)) return null;
+  if (scaled.scale <= places) {
+    const minor = product * 10 ** (places - scaled.scale);
+    return Number.isSafeInteger(minor) ? minor : null;
+  }
+  const divisor = 10 ** (scaled.scale - places);
+  // % of two integers is exact in doubles, and takes the sign of the product.
+  const remainder = product % divisor;
+  const truncated = (product - remainder) / divisor;
+  return 2 * Math.abs(remainder) >= divisor ? truncated + Math.sign(product) : truncated;
+}
+
+/**
+ * The line totals of a quote in one currency and their sum, as `lineTotal` and `sumTotals` work them out. While
+ * the amounts are safe integers of the currency's minor units they are added as such in doubles, exactly, at a
+ * fraction of decimal.js's cost; a line beyond that is worked out in decimals, and so is then the sum.
+ */
+export class QuoteTotals {
+  readonly #currency: string;
+  readonly #places: number;
+  /** 10^places: a whole number of minor units over it is the correctly rounded double of the decimal. */
+  readonly #perUnit: number;
+  #minor = 0;
+  readonly #decimals: Decimal[] = [];
+
+  constructor(currency: string) {
+    this.#currency = currency;
+    this.#places = minorUnits(currency);
+    this.#perUnit = 10 ** this.#places;
+  }
+
+  /** Adds unitPrice x quantity rounded half up to the currency's minor units; answers it as a JSON number. */
+  add(unitPrice: Decimal, quantity: number): number {
+    const scaled = Number.isSafeInteger(quantity) ? scaledOf(toDecimal(unitPrice)) : null;
+    const minor = scaled === null ? null : minorUnitsOf(scaled, quantity, this.#places);
+    if (minor !== null && Number.isSafeInteger(this.#minor + minor)) {
+      this.#minor += minor;
+      // + 0 makes a negative zero (a negative price x 0) the 0 that decimals give.
+      return minor / this.#perUnit + 0;
+    }
+    const total = lineTotal(unitPrice, quantity, this.#currency);
+    this.#decimals.push(total);
+    return toJsonNumber(total);
+  }
+
+  /** The sum of the lines added, as a JSON number. */
+  total(): number {
+    if (this.#decimals.length === 0) return this.#minor / this.#perUnit + 0;
+    const minor = new Dec(this.#minor).div(this.#perUnit);
+    return toJsonNumber(sumTotals([minor, ...this.#decimals], this.#currency));
+  }
+}

@@ -1,13 +1,5 @@
 import { type PriceEntry, type PriceErrorCode, priceErrorCodes, priceUnit } from '../pricing/adjustments.ts';
-import {
-  type Decimal,
-  decimalPlaces,
-  lineTotal,
-  MAX_PRICE_DECIMALS,
-  sumTotals,
-  toDecimal,
-  toJsonNumber,
-} from '../pricing/money.ts';
+import { decimalPlaces, MAX_PRICE_DECIMALS, QuoteTotals, toDecimal, toJsonNumber } from '../pricing/money.ts';
 import { type ProblemItem, pointer } from '../problems.ts';
 import { type ModelRule, ruleHolds, ruleMessage } from '../rules/rule-logic.ts';
 import { MAX_QUOTE_LINES, type Quote, type QuoteLine, type QuoteRequest } from './quotes.schemas.ts';
@@ -225,7 +217,7 @@ export function priceQuote(
   const instant = Date.parse(at);
   const violations: ProblemItem[] = [];
   const lines: QuoteLine[] = [];
-  const totals: Decimal[] = [];
+  const totals = new QuoteTotals(currency);
   const report = (code: QuoteViolationCode, where: string, message: string) =>
     violations.push({ code, in: 'body', pointer: where, message });
 
@@ -321,8 +313,7 @@ export function priceQuote(
         continue;
       }
       const unitPrice = input.unitPrice === undefined ? priced.unitPrice : toDecimal(input.unitPrice);
-      const total = lineTotal(unitPrice, quantity, currency);
-      totals.push(total);
+      const total = totals.add(unitPrice, quantity);
       const { listPrice, adjustment } = entryView(entry);
       const priceBookUnitPrice = toJsonNumber(priced.unitPrice);
       // Object.assign, where a spread in the middle of the literal took Node's generic copy: ~60 ns a line
@@ -340,7 +331,7 @@ export function priceQuote(
         listPrice,
         unitPrice: edited ? toJsonNumber(unitPrice) : priceBookUnitPrice,
         adjustment,
-        total: toJsonNumber(total),
+        total,
         trace,
       });
     }
@@ -428,5 +419,5 @@ export function priceQuote(
   });
 
   if (violations.length > 0) return { ok: false, violations };
-  return { ok: true, quote: { currency, at, lines, total: toJsonNumber(sumTotals(totals, currency)) } };
+  return { ok: true, quote: { currency, at, lines, total: totals.total() } };
 }

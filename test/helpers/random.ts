@@ -12,3 +12,13 @@ export function seededRandom(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
   };
 }
+
+/**
+ * fast-check settings for a property: the committed seed, so npm test draws the same cases on every run. npm run
+ * fuzz sets CPQ_PROPERTY_SEED, and CPQ_PROPERTY_SCALE to multiply the runs, to explore new ones.
+ */
+export function propertySettings(committedSeed: number, numRuns: number): { seed: number; numRuns: number } {
+  const explored = process.env.CPQ_PROPERTY_SEED;
+  if (explored === undefined) return { seed: committedSeed, numRuns };
+  return { seed: Number(explored), numRuns: numRuns * Number(process.env.CPQ_PROPERTY_SCALE ?? 1) };
+}

@@ -6,6 +6,7 @@ import {
   decimalPlaces,
   lineTotal,
   MAX_PRICE_DECIMALS,
+  QuoteTotals,
   roundUnitPrice,
   sumTotals,
   toDecimal,
@@ -228,3 +229,68 @@ describe('toJsonNumber', () => {
     assert.equal(toJsonNumber(toDecimal('-0')), 0);
   });
 });
+
+describe('QuoteTotals', () => {
+  const totalsOf = (currency: string, lines: [string, number][]) => {
+    const totals = new QuoteTotals(currency);
+    const each = lines.map(([unit, quantity]) => totals.add(toDecimal(unit), quantity));
+    return { each, total: totals.total() };
+  };
+
+  it('rounds a tie away from zero, as decimal.js ROUND_HALF_UP', () => {
+    assert.deepEqual(
+      totalsOf('USD', [
+        ['0.125', 1],
+        ['-0.125', 1],
+        ['0.124999', 1],
+        ['-0.000005', 1000],
+      ]),
+      {
+        each: [0.13, -0.13, 0.12, -0.01],
+        total: 0.11,
+      },
+    );
+    assert.deepEqual(
+      totalsOf('JPY', [
+        ['0.5', 3],
+        ['-2.5', 1],
+      ]),
+      { each: [2, -3], total: -1 },
+    );
+    // Found by the property's committed seed: a negative price x 0 is 0, as in decimals, not -0.
+    assert.deepEqual(totalsOf('KWD', [['-0.005', 0]]), { each: [0], total: 0 });
+  });
+
+  it('stays exact on both sides of 2^53 minor units, for a line and for the sum', () => {
+    const safe = Number.MAX_SAFE_INTEGER; // 2^53 - 1
+    // The line lands on the last safe integer, then one more cent passes it: decimals take the sum from there.
+    const { each, total } = totalsOf('USD', [
+      [toScaledCents(safe), 1],
+      ['0.01', 1],
+      ['0.01', 2],
+    ]);
+    assert.deepEqual(each, [safe / 100, 0.01, 0.02]);
+    assert.equal(total, Number('90071992547409.94'));
+    // A product past 2^53 is worked out in decimals; JSON numbers are the closest doubles of the exact totals.
+    assert.deepEqual(totalsOf('KWD', [['9007199254.740993', 1000]]), {
+      each: [Number('9007199254740.993')],
+      total: Number('9007199254740.993'),
+    });
+    assert.deepEqual(totalsOf('USD', [['123456789012345.678901', 3]]).each, [Number('370370367037037.04')]);
+  });
+
+  it('takes a fractional quantity, and a price of more decimals than the currency, through decimals', () => {
+    assert.deepEqual(
+      totalsOf('USD', [
+        ['19.99', 1.5],
+        ['0.333333', 3],
+      ]),
+      { each: [29.99, 1], total: 30.99 },
+    );
+  });
+});
+
+function toScaledCents(cents: number): string {
+  const text = String(cents);
+  return `${text.slice(0, -2)}.${text.slice(-2)}`;
+}

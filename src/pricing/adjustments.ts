@@ -252,6 +252,15 @@ function priceByEntry(
   };
 }
 
+// A unit price set by one tier, enum value or variant of an adjustment is the same for every line it prices: it is
+// made once per that object of the (cached) entry. Shared, so never changed.
+const pricedByMatch = new WeakMap<object, PriceResult>();
+
+function remember(match: object, priced: PriceResult): PriceResult {
+  pricedByMatch.set(match, priced);
+  return priced;
+}
+
 /** The unit price of one line from its price book entry in the line's currency (docs/pricing.md). */
 export function priceUnit(entry: PriceEntry, line: PriceLine): PriceResult {
   const adj = entry.adjustment;
@@ -268,15 +277,18 @@ export function priceUnit(entry: PriceEntry, line: PriceLine): PriceResult {
       const q = line.quantity;
       const tier = adj.tiers.find((t) => t.firstUnit <= q && (t.lastUnit == null || q <= t.lastUnit));
       if (tier === undefined) return fail('no_matching_tier', `no volume tier holds quantity ${q}`);
-      return {
-        ok: true,
-        unitPrice: toDecimal(tier.unitPrice),
-        trace: {
-          adjustmentType: 'volume',
-          basis: 'tier',
-          tier: { firstUnit: tier.firstUnit, lastUnit: tier.lastUnit ?? null },
-        },
-      };
+      return (
+        pricedByMatch.get(tier) ??
+        remember(tier, {
+          ok: true,
+          unitPrice: toDecimal(tier.unitPrice),
+          trace: {
+            adjustmentType: 'volume',
+            basis: 'tier',
+            tier: { firstUnit: tier.firstUnit, lastUnit: tier.lastUnit ?? null },
+          },
+        })
+      );
     }
     case 'enum': {
       const value = line.properties[adj.property] ?? null;
@@ -287,11 +299,14 @@ export function priceUnit(entry: PriceEntry, line: PriceLine): PriceResult {
           `no enum price for ${adj.property} = ${value === null ? 'no value' : JSON.stringify(value)}`,
         );
       }
-      return {
-        ok: true,
-        unitPrice: toDecimal(match.unitPrice),
-        trace: { adjustmentType: 'enum', basis: 'value', property: adj.property, value: match.value },
-      };
+      return (
+        pricedByMatch.get(match) ??
+        remember(match, {
+          ok: true,
+          unitPrice: toDecimal(match.unitPrice),
+          trace: { adjustmentType: 'enum', basis: 'value', property: adj.property, value: match.value },
+        })
+      );
     }
     case 'range': {
       const raw = line.properties[adj.property] ?? null;
@@ -327,11 +342,14 @@ export function priceUnit(entry: PriceEntry, line: PriceLine): PriceResult {
       if (match === undefined) {
         return fail('no_matching_variant', `no price for variant ${JSON.stringify(variantId)}`);
       }
-      return {
-        ok: true,
-        unitPrice: toDecimal(match.unitPrice),
-        trace: { adjustmentType: 'variant', basis: 'variant', value: variantId },
-      };
+      return (
+        pricedByMatch.get(match) ??
+        remember(match, {
+          ok: true,
+          unitPrice: toDecimal(match.unitPrice),
+          trace: { adjustmentType: 'variant', basis: 'variant', value: match.value },
+        })
+      );
     }
   }
 }

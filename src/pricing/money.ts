@@ -26,8 +26,9 @@ export const MAX_MARKUP_PERCENT = 1000;
 // Numbers go through String(), the shortest string that round-trips, so 0.1 becomes exactly 0.1
 // rather than the binary value 0.1000000000000000055511151231257827...
 // Decimals never change, so one can stand for its text wherever that text is read again: a quote reads the same
-// prices of a cached catalogue on every request. The most recent texts are kept, parsed.
-const parsed = new Map<string, Decimal>();
+// prices of a cached catalogue on every request. The most recent texts and numbers are kept, parsed; a number is
+// looked up as itself, which spares the String() of every lookup.
+const parsed = new Map<string | number, Decimal>();
 const PARSED_KEPT = 10_000;
 // The JSON number of each decimal kept parsed, worked out once: a quote shows the same catalogue prices on every
 // request.
@@ -41,8 +42,10 @@ export function toDecimal(value: number | string | Decimal): Decimal {
     if (!value.isFinite()) throw new RangeError(`Not a finite decimal: ${value.toString()}`);
     return value;
   }
+  let d = parsed.get(value);
+  if (d !== undefined) return d;
   const text = typeof value === 'number' ? String(value) : value;
-  let d = parsed.get(text);
+  d = parsed.get(text);
   if (d === undefined) {
     d = new Dec(text);
     if (!d.isFinite()) throw new RangeError(`Not a finite decimal: ${text}`);
@@ -50,6 +53,8 @@ export function toDecimal(value: number | string | Decimal): Decimal {
     parsed.set(text, d);
     jsonNumbers.set(d, Number(d.toString()));
   }
+  // A number and its text stand for one decimal.
+  parsed.set(value, d);
   return d;
 }
 

@@ -124,6 +124,9 @@ function scaledOf(d: Decimal): Scaled | null {
   return scaled;
 }
 
+// 10^0 to 10^22, each exact in a double (5^22 < 2^53), read from their literals rather than computed.
+const exactPowersOfTen = Array.from({ length: 23 }, (_, n) => Number(`1e${n}`));
+
 /**
  * `scaled` x `quantity` rounded half up (away from zero on a tie, as decimal.js's ROUND_HALF_UP) to whole
  * 10^-places, when every step is a safe integer: then each is exact in a double. Null otherwise.
@@ -133,10 +136,11 @@ function minorUnitsOf(scaled: Scaled, quantity: number, places: number): number 
   // A product beyond 2^53 cannot round to a safe integer, so a safe result is the exact product.
   if (!Number.isSafeInteger(product)) return null;
   if (scaled.scale <= places) {
-    const minor = product * 10 ** (places - scaled.scale);
+    const minor = product * (exactPowersOfTen[places - scaled.scale] as number);
     return Number.isSafeInteger(minor) ? minor : null;
   }
-  const divisor = 10 ** (scaled.scale - places);
+  const divisor = exactPowersOfTen[scaled.scale - places];
+  if (divisor === undefined) return null;
   // % of two integers is exact in doubles, and takes the sign of the product.
   const remainder = product % divisor;
   const truncated = (product - remainder) / divisor;
@@ -159,7 +163,7 @@ export class QuoteTotals {
   constructor(currency: string) {
     this.#currency = currency;
     this.#places = minorUnits(currency);
-    this.#perUnit = 10 ** this.#places;
+    this.#perUnit = exactPowersOfTen[this.#places] as number;
   }
 
   /** Adds unitPrice x quantity rounded half up to the currency's minor units; answers it as a JSON number. */

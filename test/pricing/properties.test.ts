@@ -81,12 +81,16 @@ describe('line totals', () => {
 });
 
 describe('quote totals in whole minor units', () => {
-  // Prices of up to 6 decimals, of either sign, from cents to past 2^53 units of 10^-6, and quantities up to
-  // 10^15: lines inside and outside the exact double range, and sums that leave it.
+  // Prices of either sign, from cents to past 2^53 units, of up to 6 decimals as stored and of up to 30 (past the
+  // exact powers of ten in a double), and quantities up to 10^15: lines inside and outside the exact double range,
+  // and sums that leave it.
   const price = fc.oneof(
     scaledPrice.map((unit) => toScaledString(unit, PRICE_SCALE)),
     fc
-      .record({ digits: fc.bigInt({ min: 0n, max: 10n ** 21n - 1n }), scale: fc.integer({ min: 0, max: 6 }) })
+      .record({
+        digits: fc.bigInt({ min: 0n, max: 10n ** 21n - 1n }),
+        scale: fc.integer({ min: 0, max: 30 }),
+      })
       .map(({ digits, scale }) => toScaledString(digits, scale)),
   );
   const signedPrice = fc.tuple(price, fc.boolean()).map(([text, negative]) => (negative ? `-${text}` : text));

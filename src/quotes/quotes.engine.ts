@@ -75,6 +75,9 @@ interface Choice {
   defaulted: boolean;
 }
 
+/** How a violation names a product: made only for a violation, not for every line. */
+const productName = (product: CatalogueProduct) => `product ${product.productId}`;
+
 /** The quantity a read-only product keeps and a default product is filled with. */
 export function defaultQuantity(product: Pick<CatalogueProduct, 'minQuantity'>): number {
   return Math.max(product.minQuantity ?? 0, 1);
@@ -255,6 +258,8 @@ export function priceQuote(
 
     const byProductId = productsByProductId(option);
     const seen = new Set<string>();
+    // Looked up once the option's first product is held: an option holding none is not in `held` at all.
+    let heldInOption: Set<string> | undefined;
     for (const choice of choices) {
       const { input } = choice;
       const product = byProductId.get(input.productId);
@@ -275,18 +280,29 @@ export function priceQuote(
         continue;
       }
       seen.add(product.id);
-      held.set(option.id, (held.get(option.id) ?? new Set()).add(product.productId));
-      const name = `product ${product.productId}`;
+      if (heldInOption === undefined) {
+        heldInOption = held.get(option.id) ?? new Set();
+        held.set(option.id, heldInOption);
+      }
+      heldInOption.add(product.productId);
 
       const quantityWrong = quantityProblem(product, input.quantity);
       if (quantityWrong !== null) {
-        report(quantityWrong.code, choice.at('quantity'), `${name}: ${quantityWrong.message}`);
+        report(
+          quantityWrong.code,
+          choice.at('quantity'),
+          `${productName(product)}: ${quantityWrong.message}`,
+        );
       }
       // Without a usable price there is no entry to allow an edit: that one cause is reported once.
       if (book === null) continue;
       const entry = product.price;
       if (entry === null) {
-        report('no_price', choice.at(), `${name} has no price in ${currency} in price book ${book.id}`);
+        report(
+          'no_price',
+          choice.at(),
+          `${productName(product)} has no price in ${currency} in price book ${book.id}`,
+        );
         continue;
       }
       const edited = input.unitPrice !== undefined;
@@ -294,7 +310,7 @@ export function priceQuote(
         report(
           'unit_price_not_editable',
           choice.at('unitPrice'),
-          `the unit price of ${name} may not be edited`,
+          `the unit price of ${productName(product)} may not be edited`,
         );
       }
       // A quantity the product does not allow could also miss a volume tier: one cause, one violation.
@@ -309,7 +325,11 @@ export function priceQuote(
         variantId: input.variantId ?? null,
       });
       if (!priced.ok) {
-        report(priced.code, pricePointer(priced.code, entry, choice), `${name}: ${priced.message}`);
+        report(
+          priced.code,
+          pricePointer(priced.code, entry, choice),
+          `${productName(product)}: ${priced.message}`,
+        );
         continue;
       }
       const unitPrice = input.unitPrice === undefined ? priced.unitPrice : toDecimal(input.unitPrice);

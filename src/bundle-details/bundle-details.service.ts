@@ -1,5 +1,5 @@
 import { type CatalogueRows, loadCatalogueRows, stampsOf } from '../catalogue/catalogue.repository.ts';
-import { readInRounds } from '../catalogue/rounds.ts';
+import { nextTurn, readInRounds } from '../catalogue/rounds.ts';
 import { type CachedDetails, type StampedCache, throughStamps } from '../catalogue/stamped-cache.ts';
 import { toAdjustment, toPrice } from '../catalogue/stored-prices.ts';
 import type { Db } from '../db/database.ts';
@@ -242,21 +242,34 @@ async function buildDetails<S extends DetailsSink>(
     const budget = budgetFor(request, maxBytes);
     const properties = projection(request.names, budget);
     const built: Built<S> = { answer: newSink(), notFound: [], books: [], stamps: new Map() };
+    // The rows of the round read last, built once its snapshot has closed.
+    let read: { ids: string[]; rows: CatalogueRows } | null = null;
     return {
       round: async (tx, ids) => {
         const rows = await loadCatalogueRows(tx, accountId, ids, at);
-        const details = assemble(rows, properties, budget);
-        for (const id of ids) {
-          const found = details.get(id);
-          if (found) built.answer.add(found);
-          else built.notFound.push(id);
-        }
+        read = { ids, rows };
         built.books.push(...rows.books);
         const stamps = stampsOf(rows.bundles);
         for (const [id, stamp] of stamps) built.stamps.set(id, stamp);
         return stamps;
       },
-      afterRound: async () => built.answer.afterRound?.(),
+      // Reading a round, building its bundles and serializing them are each tens of milliseconds of synchronous
+      // work for a large round: run as one task, they made every other request, /healthz included, wait for all
+      // three. The building waits a turn of the event loop, and so does serializing, outside the snapshot.
+      afterRound: async () => {
+        if (read === null) return;
+        const { ids, rows } = read;
+        read = null;
+        await nextTurn();
+        const details = assemble(rows, properties, budget);
+        await nextTurn();
+        for (const id of ids) {
+          const found = details.get(id);
+          if (found) built.answer.add(found);
+          else built.notFound.push(id);
+        }
+        await built.answer.afterRound?.();
+      },
       abandon: () => built.answer.abandon?.(),
       result: () => built,
     };

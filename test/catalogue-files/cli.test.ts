@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { describeEachDatabase } from '../helpers/app.ts';
 import { databaseEnv } from '../helpers/database.ts';
@@ -29,6 +29,7 @@ function cpq(
 describeEachDatabase('cpq catalogue', (ctx) => {
   const run = (...args: string[]) => cpq(args, databaseEnv(ctx.database));
   const folder = mkdtempSync(join(tmpdir(), 'cpq-catalogue-'));
+  after(() => rmSync(folder, { recursive: true, force: true }));
   const write = (name: string, content: unknown) => {
     const path = join(folder, name);
     writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content));

@@ -100,7 +100,7 @@ export function toJsonNumber(d: Decimal): number {
   return jsonNumbers.get(d) ?? Number(d.toString());
 }
 
-/** A decimal as a whole number of 10^-scale, or null when that number is not a safe integer. */
+/** A decimal as a whole number of 10^-scale. */
 interface Scaled {
   units: number;
   scale: number;
@@ -109,6 +109,7 @@ interface Scaled {
 // Worked out once per decimal: a quote multiplies the same catalogue prices on every request.
 const scaledByDecimal = new WeakMap<Decimal, Scaled | null>();
 
+/** `d` scaled to a whole number, or null when that number is not a safe integer (a non-finite `d` included). */
 function scaledOf(d: Decimal): Scaled | null {
   let scaled = scaledByDecimal.get(d);
   if (scaled === undefined) {
@@ -168,7 +169,8 @@ export class QuoteTotals {
 
   /** Adds unitPrice x quantity rounded half up to the currency's minor units; answers it as a JSON number. */
   add(unitPrice: Decimal, quantity: number): number {
-    const scaled = Number.isSafeInteger(quantity) ? scaledOf(toDecimal(unitPrice)) : null;
+    // A price scaledOf cannot take (not finite, say) goes to lineTotal, which refuses it as it always has.
+    const scaled = Number.isSafeInteger(quantity) ? scaledOf(unitPrice) : null;
     const minor = scaled === null ? null : minorUnitsOf(scaled, quantity, this.#places);
     if (minor !== null && Number.isSafeInteger(this.#minor + minor)) {
       this.#minor += minor;

@@ -504,12 +504,12 @@ export function toMarkdown(results: Results): string {
     lines.push(
       ...growthTable('First page of GET /v1/bundles by bundles in the account', 'Bundles', db.listBySize),
       ...growthTable(
-        'Configure with nothing chosen, by rules (12 options x 25 products)',
+        'Configure with nothing chosen, by rules (12 options x 25 products), each searched',
         'Rules',
         db.configureByRules,
       ),
       ...growthTable(
-        'Configure with nothing chosen, by option products (60 rules)',
+        'Configure with nothing chosen, by option products (60 rules), each searched',
         'Products',
         db.configureByProducts,
       ),

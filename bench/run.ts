@@ -459,9 +459,45 @@ function hostileBeside(service: ServiceUnderTest, key: string, seeded: SeededBun
   return measureHostile(service, key, { large, typical: active('typical') }, normal, settings.seconds);
 }
 
+/** A service like `service` that keeps no configure outcome, so that every configure request is searched. */
+function startSearching(service: ServiceUnderTest): Promise<ServiceUnderTest> {
+  return ServiceUnderTest.start({
+    ...service.options,
+    cpuProfileDir: undefined,
+    env: { CONFIGURE_ANSWERS_KEPT: '0' },
+  });
+}
+
+/**
+ * The configure scenario again, on a service that keeps no outcome (CONFIGURE_ANSWERS_KEPT=0): the service
+ * measured keeps the outcome of each state once searched, as deployed, so after its first round of the clicks it
+ * searches none; this row is every click searched.
+ */
+async function configureSearched(
+  service: ServiceUnderTest,
+  configure: Scenario,
+  key: string,
+): Promise<ScenarioResult> {
+  progress.phase('starting a service that keeps no configure outcome (CONFIGURE_ANSWERS_KEPT=0)');
+  const searching = await startSearching(service);
+  try {
+    const scenario: Scenario = {
+      ...configure,
+      name: 'configure-searched',
+      title: `${configure.title}, each searched (CONFIGURE_ANSWERS_KEPT=0)`,
+    };
+    const subject = { child: searching.child, resetPeak: () => searching.resetPeak() };
+    const plan = { scenario, target: targetOf(scenario, searching.baseUrl, key), subject };
+    return await runScenario(plan, { index: 1, total: 1 }, null, () => searching.idle());
+  } finally {
+    await searching.stop();
+  }
+}
+
 /**
  * Configure with nothing chosen (every product's state open, the most work a request asks), one request at a time:
- * by rules on the large shape, and by products with 60 rules.
+ * by rules on the large shape, and by products with 60 rules. Each request is searched: the series are of the
+ * search, on a service that keeps no outcome (the same state asked again would otherwise be answered from memory).
  */
 async function measureConfigureGrowth(
   result: DatabaseResult,
@@ -469,21 +505,26 @@ async function measureConfigureGrowth(
   key: string,
   seeded: SeededBundle[],
 ) {
-  progress.phase('configure by rules and by products, one request at a time');
-  const bundles = seeded.filter((b) => b.kind === 'configure');
-  const target = (bundle: SeededBundle): Target => ({
-    url: `${service.baseUrl}${configurePath(bundle)}`,
-    method: 'POST',
-    headers: { 'x-api-key': key },
-    body: JSON.stringify({ currency: 'USD', selections: [] }),
-  });
-  for (const bundle of bundles.filter((b) => b.productCount === 300).sort((a, b) => a.rules - b.rules)) {
-    result.configureByRules.push(await sequential(service, bundle.rules, target(bundle)));
-  }
-  for (const bundle of bundles
-    .filter((b) => b.rules === 60)
-    .sort((a, b) => a.productCount - b.productCount)) {
-    result.configureByProducts.push(await sequential(service, bundle.productCount, target(bundle)));
+  progress.phase('configure by rules and by products, one request at a time, each searched');
+  const searching = await startSearching(service);
+  try {
+    const bundles = seeded.filter((b) => b.kind === 'configure');
+    const target = (bundle: SeededBundle): Target => ({
+      url: `${searching.baseUrl}${configurePath(bundle)}`,
+      method: 'POST',
+      headers: { 'x-api-key': key },
+      body: JSON.stringify({ currency: 'USD', selections: [] }),
+    });
+    for (const bundle of bundles.filter((b) => b.productCount === 300).sort((a, b) => a.rules - b.rules)) {
+      result.configureByRules.push(await sequential(searching, bundle.rules, target(bundle)));
+    }
+    for (const bundle of bundles
+      .filter((b) => b.rules === 60)
+      .sort((a, b) => a.productCount - b.productCount)) {
+      result.configureByProducts.push(await sequential(searching, bundle.productCount, target(bundle)));
+    }
+  } finally {
+    await searching.stop();
   }
 }
 
@@ -634,6 +675,10 @@ async function benchDatabase(dialect: Dialect): Promise<DatabaseResult> {
         scenarios.filter((s) => args.scenario === undefined || args.scenario.includes(s.name)),
         key,
       );
+      const configure = scenarios.find((s) => s.name === 'configure');
+      if (configure && (args.scenario === undefined || args.scenario.includes('configure'))) {
+        result.scenarios.push(await configureSearched(service, configure, key));
+      }
       if (args.scenario === undefined || args.scenario.includes('webhooks')) {
         result.webhooks = await measureWebhooks(service, database, settings);
       }

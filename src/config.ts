@@ -35,6 +35,8 @@ export const Config = Type.Object({
   heavyAnswersQueued: Type.Integer({ minimum: 0 }),
   /** Steps (values set and conflicts met) one configure request may search before it is refused. */
   configureMaxSteps: Type.Integer({ minimum: 1 }),
+  /** Configure outcomes kept beside each cached catalogue (a bundle's state in one currency); 0 keeps none. */
+  configureAnswersKept: Type.Integer({ minimum: 0 }),
   /** Milliseconds shutdown waits for requests in flight before it closes every connection. */
   shutdownGraceMs: Type.Integer({ minimum: 0 }),
   /** Milliseconds of quiet after which a process whose RSS grew gives its heap's freed memory back; 0: never. */
@@ -192,6 +194,12 @@ export const environment: readonly {
     allowed: 'an integer, 1 or more',
   },
   {
+    name: 'CONFIGURE_ANSWERS_KEPT',
+    field: 'configureAnswersKept',
+    default: '256',
+    allowed: 'an integer, 0 or more (0: none kept)',
+  },
+  {
     name: 'WEBHOOKS_SECRET_KEY',
     field: 'webhooksSecretKey',
     default: 'unset: webhook secrets stored unsealed',
@@ -262,6 +270,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     heavyAnswersAtOnce: number('HEAVY_ANSWERS_AT_ONCE', 2),
     heavyAnswersQueued: number('HEAVY_ANSWERS_QUEUED', 32),
     configureMaxSteps: number('CONFIGURE_MAX_STEPS', 1_000_000),
+    configureAnswersKept: number('CONFIGURE_ANSWERS_KEPT', 256),
     webhooksSecretKey: read('WEBHOOKS_SECRET_KEY') ?? null,
     webhooksAllowPrivate: toggle(read('WEBHOOKS_ALLOW_PRIVATE'), false, 'true', 'false'),
     webhooksConcurrency: number('WEBHOOKS_CONCURRENCY', 16),

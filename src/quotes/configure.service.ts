@@ -4,6 +4,7 @@ import type { AnswerGate } from '../http/heavy-answers.ts';
 import type { UnconfirmedKey } from '../keys/keys.service.ts';
 import { AppError, bodyItem, invalid, notFound, type ProblemItem, throwIfProblems } from '../problems.ts';
 import {
+  type Configured,
   compileModel,
   configure as configureModel,
   type Fixed,
@@ -14,7 +15,7 @@ import {
 import type { ConfigureAnswer, ConfigureRequest } from './configure.schemas.ts';
 import { type CatalogueBundle, defaultQuantity, priceQuote } from './quotes.engine.ts';
 import type { QuoteRequest } from './quotes.schemas.ts';
-import { type CachedCatalogue, catalogueOf, requestedInstant } from './quotes.service.ts';
+import { type CachedCatalogue, catalogueOf, type KeptCatalogue, requestedInstant } from './quotes.service.ts';
 
 // A compiled model per loaded bundle: it lives exactly as long as the cached catalogue entry it was made from,
 // which the stamps keep current, so a model is never older than the bundle's rules and options.
@@ -86,19 +87,72 @@ function requestVariables(model: Model, request: ConfigureRequest) {
 
 const violationCode = (reason: Reason) => (reason.ruleId === 'option' ? 'option_count' : 'rule_violated');
 
-/** The model's answer within `maxSteps` steps of search, or 422 configuration_too_complex: never an inexact one. */
-function configureWithin(model: Model, fixed: Fixed, maxSteps: number) {
+function tooComplex(maxSteps: number): AppError {
+  return new AppError(
+    'configuration_too_complex',
+    `Working out this configuration took more than ${maxSteps} search steps (CONFIGURE_MAX_STEPS), so no ` +
+      'answer is given rather than an inexact one; select or reject more products to narrow the search, or ' +
+      "simplify the bundle's rules.",
+  );
+}
+
+/** The model's answer within `maxSteps` steps of search, or null: never an inexact one. */
+function configureWithin(model: Model, fixed: Fixed, maxSteps: number): Configured | null {
   try {
     return configureModel(model, fixed, maxSteps);
   } catch (error) {
     if (!(error instanceof SearchBudgetExceeded)) throw error;
-    throw new AppError(
-      'configuration_too_complex',
-      `Working out this configuration took more than ${maxSteps} search steps (CONFIGURE_MAX_STEPS), so no ` +
-        'answer is given rather than an inexact one; select or reject more products to narrow the search, or ' +
-        "simplify the bundle's rules.",
-    );
+    return null;
   }
+}
+
+/** Roughly the bytes an outcome holds beside its key: two references a product, and the completion. */
+const weightOf = (key: string, outcome: Configured | null) =>
+  256 +
+  key.length * 2 +
+  (outcome === null ? 0 : outcome.states.length * 16 + (outcome.completion?.length ?? 0));
+
+/**
+ * The model's answer for `fixed`, or 422 configuration_too_complex. A catalogue the cache holds keeps the last
+ * `keptAnswers` outcomes beside it, the refusals included, so that a state asked again (every rep opening the
+ * bundle asks the same first one) is not searched again: the outcome depends on nothing else (quantities,
+ * currency and `at` are applied after it), and a change to the bundle or its rules makes a new catalogue entry.
+ */
+function outcomeOf(
+  kept: KeptCatalogue | null,
+  bundleId: string,
+  model: Model,
+  fixed: Fixed,
+  maxSteps: number,
+  keptAnswers: number,
+): Configured {
+  if (kept === null || keptAnswers === 0) return orRefused(configureWithin(model, fixed, maxSteps), maxSteps);
+  kept.entry.configured ??= new Map();
+  const memo = kept.entry.configured;
+  // The order of the choices is kept: it can decide which of two equally cheap completions is found.
+  const key = `${bundleId}\n${fixed.chosen.join(',')}\n${fixed.rejected.join(',')}`;
+  let held = memo.get(key);
+  if (held !== undefined) {
+    // Map keeps insertion order: re-inserting makes this the most recently asked.
+    memo.delete(key);
+  } else {
+    const outcome = configureWithin(model, fixed, maxSteps);
+    held = { outcome, weight: weightOf(key, outcome) };
+    let grown = held.weight;
+    for (const [oldest, { weight }] of memo) {
+      if (memo.size < keptAnswers) break;
+      memo.delete(oldest);
+      grown -= weight;
+    }
+    kept.grew(grown);
+  }
+  memo.set(key, held);
+  return orRefused(held.outcome, maxSteps);
+}
+
+function orRefused(outcome: Configured | null, maxSteps: number): Configured {
+  if (outcome === null) throw tooComplex(maxSteps);
+  return outcome;
 }
 
 /**
@@ -113,11 +167,11 @@ export async function configureBundle(
   key: UnconfirmedKey | null,
   bundleId: string,
   request: ConfigureRequest,
-  maxSteps: number,
+  limits: { maxSteps: number; keptAnswers: number },
 ): Promise<ConfigureAnswer> {
   const instant = requestedInstant(request.at);
   if ('problem' in instant) throw invalid('validation_failed', [instant.problem]);
-  const { catalogue, at } = await catalogueOf(db, cache, gate, accountId, key, {
+  const { catalogue, at, kept } = await catalogueOf(db, cache, gate, accountId, key, {
     bundleIds: [bundleId],
     currency: request.currency ?? null,
     at: instant.at,
@@ -126,7 +180,7 @@ export async function configureBundle(
   if (bundle === undefined) throw notFound('Bundle', bundleId);
   const model = modelOf(bundle);
   const fixed = requestVariables(model, request);
-  const answer = configureWithin(model, fixed, maxSteps);
+  const answer = outcomeOf(kept, bundleId, model, fixed, limits.maxSteps, limits.keptAnswers);
 
   const quantities = new Map<number, number>();
   request.selections.forEach((choice) => {

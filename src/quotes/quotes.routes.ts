@@ -66,7 +66,10 @@ export const quotesRoutes: Routes = async (app, { db, config, answers, metrics }
           '(in some): exactly, for every input, so a product shown available can always be completed. ' +
           'The search is bounded: past CONFIGURE_MAX_STEPS steps (values set and conflicts met; default ' +
           '1000000) it stops and answers 422 configuration_too_complex, never an inexact answer; select or reject ' +
-          'more products, or simplify the rules. See docs/configuration.md.',
+          'more products, or simplify the rules. The outcome of a state (its selections and rejections) is kept ' +
+          'beside the cached catalogue, the last CONFIGURE_ANSWERS_KEPT of each bundle (default 256), refusals ' +
+          'included: asked again while the bundle and its rules are unchanged, it is not searched again. See ' +
+          'docs/configuration.md.',
         tags,
         params: BundlePath,
         body: ConfigureRequest,
@@ -85,7 +88,7 @@ export const quotesRoutes: Routes = async (app, { db, config, answers, metrics }
         request.unconfirmedKey,
         request.params.bundleId,
         request.body,
-        config.configureMaxSteps,
+        { maxSteps: config.configureMaxSteps, keptAnswers: config.configureAnswersKept },
       ),
   );
 };

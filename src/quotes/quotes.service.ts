@@ -5,6 +5,7 @@ import type { AnswerGate } from '../http/heavy-answers.ts';
 import { confirmKey, type UnconfirmedKey } from '../keys/keys.service.ts';
 import { normaliseInstant } from '../price-books/instants.ts';
 import { invalid, invalidOrUnknownReference, type ProblemItem } from '../problems.ts';
+import type { Configured } from '../rules/configurator.ts';
 import { type CatalogueBundle, checkQuoteRequest, priceQuote } from './quotes.engine.ts';
 import { loadQuoteCatalogue } from './quotes.repository.ts';
 import type { Quote, QuoteRequest } from './quotes.schemas.ts';
@@ -12,6 +13,18 @@ import type { Quote, QuoteRequest } from './quotes.schemas.ts';
 /** The bundles of a quote in one currency (or none: no prices), as loaded for now. */
 export interface CachedCatalogue extends Stamped {
   catalogue: Map<string, CatalogueBundle>;
+  /**
+   * What configure worked out on this state of the catalogue, by bundle and selections and rejections, null where
+   * the search passed its step budget (configure.service.ts); weighed into the entry.
+   */
+  configured?: Map<string, { outcome: Configured | null; weight: number }>;
+}
+
+/** A catalogue held by the cache: what is kept beside it must be weighed into it (StampedCache.reweigh). */
+export interface KeptCatalogue {
+  entry: CachedCatalogue;
+  /** Counts `bytes` more (or fewer, when negative) against the cache's bound. */
+  grew: (bytes: number) => void;
 }
 
 /** The instant a request asks for, normalised to UTC; a 400 problem at /at when it cannot be represented. */
@@ -35,7 +48,8 @@ export function requestedInstant(
  * The catalogue of some bundles with prices in `currency` (none wanted when null), and the instant it is for. For
  * now it comes through `cache` while that still holds (the bundles' versions and the books' effective windows,
  * checked on every request, with the request's `key` when it is unconfirmed: throughStamps); for another instant
- * (`at`) it is loaded afresh. Loading waits its turn at `gate`, as building bundle details does.
+ * (`at`) it is loaded afresh. Loading waits its turn at `gate`, as building bundle details does. `kept` is the
+ * cache's entry when the catalogue came through the cache, for what is worked out from it to be kept beside it.
  */
 export async function catalogueOf(
   db: Db,
@@ -44,7 +58,7 @@ export async function catalogueOf(
   accountId: string,
   key: UnconfirmedKey | null,
   request: { bundleIds: string[]; currency: string | null; at: string | undefined },
-): Promise<{ catalogue: Map<string, CatalogueBundle>; at: string }> {
+): Promise<{ catalogue: Map<string, CatalogueBundle>; at: string; kept: KeptCatalogue | null }> {
   const bundleIds = [...new Set(request.bundleIds)].sort();
   const currency = request.currency ?? undefined;
   // A quote of many large bundles is read in rounds, as their details are (readInRounds).
@@ -73,14 +87,19 @@ export async function catalogueOf(
   if (request.at !== undefined || cache === null) {
     await confirmKey(db, accountId, key);
     const at = request.at ?? new Date().toISOString();
-    return { catalogue: (await load(at)).catalogue, at };
+    return { catalogue: (await load(at)).catalogue, at, kept: null };
   }
   const entryKey = JSON.stringify([accountId, request.currency, bundleIds]);
   const held = await throughStamps(db, cache, accountId, key, bundleIds, entryKey, async (now) => {
     const { catalogue, books, stamps, weight } = await load(now);
     return { value: { catalogue, weight }, books, stamps };
   });
-  return { catalogue: held.entry.catalogue, at: new Date(held.now).toISOString() };
+  const { entry } = held;
+  const grew = (bytes: number) => {
+    entry.weight += bytes;
+    cache.reweigh(entryKey, entry);
+  };
+  return { catalogue: entry.catalogue, at: new Date(held.now).toISOString(), kept: { entry, grew } };
 }
 
 /** Checks and prices a configuration: a read, so nothing is written. */

@@ -186,16 +186,102 @@ describeEachDatabase('configure', (ctx) => {
     assertProblem(await configure({ selections: [], at: 'soon' }), 400, 'validation_failed');
   });
 
+  test('a state asked again is answered alike from what was kept, with its own quantities; a rule change is seen at once, by every instance', async () => {
+    const { bundle, base, rules, configure } = await setUp(ctx);
+    const other = await otherInstance(ctx);
+    const onOther = (body: Json) => other.call('POST', `/v1/bundles/${bundle.id}/configure`, { body });
+    try {
+      const large = (quantity: number) => ({
+        currency: 'USD',
+        selections: [{ optionId: base.id, productId: 'BASE-L', quantity }],
+      });
+      const first = await configure(large(2));
+      assert.equal(first.status, 200, first.text);
+      assert.equal(states(first.body)['EXTRA-WARRANTY']?.[0], 'required');
+      const again = await configure(large(2));
+      const { at: _at, ...quoted } = first.body.quote;
+      assert.deepEqual(
+        { ...again.body, quote: { ...again.body.quote, at: undefined } },
+        {
+          ...first.body,
+          quote: { ...quoted, at: undefined },
+        },
+      );
+      // The same state with another quantity: the states are the kept ones, the completion and quote its own.
+      const more = await configure(large(3));
+      assert.deepEqual(more.body.options, first.body.options);
+      assert.equal(more.body.completion.selections[0].quantity, 3);
+      assert.notEqual(more.body.quote.total, first.body.quote.total);
+      assert.equal(states((await onOther(large(2))).body)['EXTRA-WARRANTY']?.[0], 'required');
+
+      const removed = await ctx.call('DELETE', `/v1/bundles/${bundle.id}/rules/${rules.warranty}`);
+      assert.equal(removed.status, 204, removed.text);
+      for (const ask of [configure, onOther]) {
+        const after = await ask(large(2));
+        assert.equal(after.status, 200, after.text);
+        assert.deepEqual(states(after.body)['EXTRA-WARRANTY'], ['available', []]);
+      }
+    } finally {
+      await other.close();
+    }
+  });
+
+  test('kept outcomes are weighed into the quote catalogue cache, at most CONFIGURE_ANSWERS_KEPT of them; 0 keeps none', async () => {
+    const { bundle, base } = await setUp(ctx);
+    const nothing = { currency: 'USD', selections: [] };
+    const chosen = (productId: string) => ({
+      currency: 'USD',
+      selections: [{ optionId: base.id, productId }],
+    });
+    /** The cache's bytes after each state is asked, on an instance keeping `kept` outcomes. */
+    const bytesAfter = async (kept: number, bodies: Json[]) => {
+      const instance = await otherInstance(ctx, { configureAnswersKept: kept });
+      try {
+        const bytes: number[] = [];
+        for (const body of bodies) {
+          const answer = await instance.call('POST', `/v1/bundles/${bundle.id}/configure`, { body });
+          assert.equal(answer.status, 200, answer.text);
+          const scraped = (await instance.call('GET', '/metrics')).text.split('\n');
+          const line = scraped.find((l: string) => l.startsWith('cpq_cache_bytes{cache="quote_catalogues"}'));
+          bytes.push(Number(line?.split(' ')[1]));
+        }
+        return bytes;
+      } finally {
+        await instance.close();
+      }
+    };
+    const states = [nothing, nothing, chosen('BASE-S'), chosen('BASE-L')];
+    const [none = [], one = [], two = []] = await Promise.all(
+      [0, 1, 2].map((kept) => bytesAfter(kept, states)),
+    );
+    // Nothing kept: the catalogue alone, whatever is asked.
+    assert.ok((none[0] as number) > 0);
+    assert.deepEqual(none, Array(4).fill(none[0]));
+    for (const kept of [one, two]) {
+      const [first = 0, again = 0, second = 0, third = 0] = kept;
+      assert.ok(first > (none[0] as number) + 100, 'the outcome is weighed into the entry');
+      assert.equal(again, first, 'a state asked again is answered from what was kept, adding nothing');
+      // A third state takes the place of the oldest: the bytes stay put (its key is as long as the one it replaces).
+      assert.ok(Math.abs(third - second) < 8, `${third} against ${second}`);
+    }
+    // One kept: the second state took the first one's place; two kept: both are held.
+    assert.ok(Math.abs((one[2] as number) - (one[0] as number)) < 8);
+    assert.ok((two[2] as number) > (two[0] as number) + 100);
+  });
+
   test('past CONFIGURE_MAX_STEPS the search stops with 422 configuration_too_complex naming the limit', async () => {
     const { bundle } = await setUp(ctx);
     const tight = await otherInstance(ctx, { configureMaxSteps: 3 });
     try {
-      const refused = await tight.call('POST', `/v1/bundles/${bundle.id}/configure`, {
-        body: { selections: [] },
-      });
-      assertProblem(refused, 422, 'configuration_too_complex');
-      assert.match(refused.body.detail, /more than 3 search steps \(CONFIGURE_MAX_STEPS\)/);
-      assert.equal(refused.body.errors, undefined);
+      // Asked again, the refusal is kept as an answer would be: the same problem, without searching again.
+      for (let asked = 0; asked < 2; asked++) {
+        const refused = await tight.call('POST', `/v1/bundles/${bundle.id}/configure`, {
+          body: { selections: [] },
+        });
+        assertProblem(refused, 422, 'configuration_too_complex');
+        assert.match(refused.body.detail, /more than 3 search steps \(CONFIGURE_MAX_STEPS\)/);
+        assert.equal(refused.body.errors, undefined);
+      }
     } finally {
       await tight.close();
     }

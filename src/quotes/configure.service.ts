@@ -15,7 +15,13 @@ import {
 import type { ConfigureAnswer, ConfigureRequest } from './configure.schemas.ts';
 import { type CatalogueBundle, defaultQuantity, priceQuote } from './quotes.engine.ts';
 import type { QuoteRequest } from './quotes.schemas.ts';
-import { type CachedCatalogue, catalogueOf, type KeptCatalogue, requestedInstant } from './quotes.service.ts';
+import {
+  type CachedCatalogue,
+  catalogueOf,
+  type KeptCatalogue,
+  type KeptOutcome,
+  requestedInstant,
+} from './quotes.service.ts';
 
 // A compiled model per loaded bundle: it lives exactly as long as the cached catalogue entry it was made from,
 // which the stamps keep current, so a model is never older than the bundle's rules and options.
@@ -106,53 +112,87 @@ function configureWithin(model: Model, fixed: Fixed, maxSteps: number): Configur
   }
 }
 
-/** Roughly the bytes an outcome holds beside its key: two references a product, and the completion. */
-const weightOf = (key: string, outcome: Configured | null) =>
-  256 +
-  key.length * 2 +
-  (outcome === null ? 0 : outcome.states.length * 16 + (outcome.completion?.length ?? 0));
+/**
+ * The answer's options, each product's state and reasons, as JSON: they follow from the outcome and the bundle
+ * alone, so an outcome kept is serialized once, however often it is asked.
+ */
+function optionsJson(bundle: CatalogueBundle, configured: Configured): string {
+  let v = 0;
+  const options: ConfigureAnswer['options'] = bundle.options.map((option) => ({
+    optionId: option.id,
+    type: option.type,
+    minCount: option.minCount,
+    maxCount: option.maxCount,
+    products: option.products.map((product) => {
+      const at = v++;
+      return {
+        productId: product.productId,
+        state: configured.states[at] ?? 'excluded',
+        // Serialized as it is, never changed: the products without reasons share one frozen array.
+        reasons: (configured.reasons[at] ?? []) as Reason[],
+      };
+    }),
+  }));
+  return JSON.stringify(options);
+}
+
+function searched(
+  bundle: CatalogueBundle,
+  model: Model,
+  fixed: Fixed,
+  maxSteps: number,
+  key: string,
+): KeptOutcome {
+  const configured = configureWithin(model, fixed, maxSteps);
+  const keyBytes = 256 + key.length * 2;
+  if (configured === null) return { outcome: null, weight: keyBytes };
+  const options = optionsJson(bundle, configured);
+  const held = configured.states.length * 16 + (configured.completion?.length ?? 0) + options.length;
+  return { outcome: { configured, options }, weight: keyBytes + held };
+}
 
 /**
  * The model's answer for `fixed`, or 422 configuration_too_complex. A catalogue the cache holds keeps the last
  * `keptAnswers` outcomes beside it, the refusals included, so that a state asked again (every rep opening the
- * bundle asks the same first one) is not searched again: the outcome depends on nothing else (quantities,
- * currency and `at` are applied after it), and a change to the bundle or its rules makes a new catalogue entry.
+ * bundle asks the same first one) is not searched again: the outcome depends on nothing else (quantities are
+ * applied after it; another currency is another catalogue), and a change to the bundle or its rules makes a new
+ * catalogue entry.
  */
 function outcomeOf(
   kept: KeptCatalogue | null,
-  bundleId: string,
+  bundle: CatalogueBundle,
   model: Model,
   fixed: Fixed,
-  maxSteps: number,
-  keptAnswers: number,
-): Configured {
-  if (kept === null || keptAnswers === 0) return orRefused(configureWithin(model, fixed, maxSteps), maxSteps);
+  limits: { maxSteps: number; keptAnswers: number },
+): { configured: Configured; options: string } {
+  // The order of the choices is kept: it can decide which of two equally cheap completions is found.
+  const key = `${bundle.id}\n${fixed.chosen.join(',')}\n${fixed.rejected.join(',')}`;
+  if (kept === null || limits.keptAnswers === 0) {
+    return orRefused(searched(bundle, model, fixed, limits.maxSteps, key), limits.maxSteps);
+  }
   kept.entry.configured ??= new Map();
   const memo = kept.entry.configured;
-  // The order of the choices is kept: it can decide which of two equally cheap completions is found.
-  const key = `${bundleId}\n${fixed.chosen.join(',')}\n${fixed.rejected.join(',')}`;
   let held = memo.get(key);
   if (held !== undefined) {
     // Map keeps insertion order: re-inserting makes this the most recently asked.
     memo.delete(key);
   } else {
-    const outcome = configureWithin(model, fixed, maxSteps);
-    held = { outcome, weight: weightOf(key, outcome) };
+    held = searched(bundle, model, fixed, limits.maxSteps, key);
     let grown = held.weight;
     for (const [oldest, { weight }] of memo) {
-      if (memo.size < keptAnswers) break;
+      if (memo.size < limits.keptAnswers) break;
       memo.delete(oldest);
       grown -= weight;
     }
     kept.grew(grown);
   }
   memo.set(key, held);
-  return orRefused(held.outcome, maxSteps);
+  return orRefused(held, limits.maxSteps);
 }
 
-function orRefused(outcome: Configured | null, maxSteps: number): Configured {
-  if (outcome === null) throw tooComplex(maxSteps);
-  return outcome;
+function orRefused(held: KeptOutcome, maxSteps: number): { configured: Configured; options: string } {
+  if (held.outcome === null) throw tooComplex(maxSteps);
+  return held.outcome;
 }
 
 /**
@@ -168,7 +208,7 @@ export async function configureBundle(
   bundleId: string,
   request: ConfigureRequest,
   limits: { maxSteps: number; keptAnswers: number },
-): Promise<ConfigureAnswer> {
+): Promise<string> {
   const instant = requestedInstant(request.at);
   if ('problem' in instant) throw invalid('validation_failed', [instant.problem]);
   const { catalogue, at, kept } = await catalogueOf(db, cache, gate, accountId, key, {
@@ -180,7 +220,7 @@ export async function configureBundle(
   if (bundle === undefined) throw notFound('Bundle', bundleId);
   const model = modelOf(bundle);
   const fixed = requestVariables(model, request);
-  const answer = outcomeOf(kept, bundleId, model, fixed, limits.maxSteps, limits.keptAnswers);
+  const { configured: answer, options } = outcomeOf(kept, bundle, model, fixed, limits);
 
   const quantities = new Map<number, number>();
   request.selections.forEach((choice) => {
@@ -188,19 +228,11 @@ export async function configureBundle(
     if (choice.quantity !== undefined) quantities.set(v, choice.quantity);
   });
   let v = 0;
-  const options: ConfigureAnswer['options'] = [];
   const completion: ConfigureAnswer['completion'] = answer.completion && { selections: [] };
   const quoteOptions: QuoteRequest['bundles'][number]['options'] = [];
   for (const option of bundle.options) {
-    const products: ConfigureAnswer['options'][number]['products'] = [];
     const quoted: QuoteRequest['bundles'][number]['options'][number]['products'] = [];
     for (const product of option.products) {
-      products.push({
-        productId: product.productId,
-        state: answer.states[v] ?? 'excluded',
-        // Serialized as it is, never changed: the products without reasons share one frozen array.
-        reasons: (answer.reasons[v] ?? []) as Reason[],
-      });
       if (answer.completion?.[v] === 1) {
         const quantity = quantities.get(v) ?? defaultQuantity(product);
         completion?.selections.push({ optionId: option.id, productId: product.productId, quantity });
@@ -208,13 +240,6 @@ export async function configureBundle(
       }
       v++;
     }
-    options.push({
-      optionId: option.id,
-      type: option.type,
-      minCount: option.minCount,
-      maxCount: option.maxCount,
-      products,
-    });
     if (quoted.length > 0) quoteOptions.push({ optionId: option.id, products: quoted });
   }
 
@@ -232,13 +257,11 @@ export async function configureBundle(
     if (priced.ok) quote = priced.quote;
     else quoteProblems = priced.violations;
   }
-  return {
-    valid: answer.valid,
-    complete: answer.complete,
-    options,
-    violations: answer.violations.map((reason) => ({ code: violationCode(reason), ...reason })),
-    completion,
-    quote,
-    quoteProblems,
-  };
+  const violations = answer.violations.map((reason) => ({ code: violationCode(reason), ...reason }));
+  // JSON.stringify of the answer, in its order, with the options made once per outcome (optionsJson).
+  return (
+    `{"valid":${answer.valid},"complete":${answer.complete},"options":${options},` +
+    `"violations":${JSON.stringify(violations)},"completion":${JSON.stringify(completion)},` +
+    `"quote":${JSON.stringify(quote)},"quoteProblems":${JSON.stringify(quoteProblems)}}`
+  );
 }

@@ -1,3 +1,4 @@
+import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { BundlePath } from '../bundles/bundles.schemas.ts';
 import { StampedCache } from '../catalogue/stamped-cache.ts';
@@ -79,8 +80,8 @@ export const quotesRoutes: Routes = async (app, { db, config, answers, metrics }
         },
       },
     },
-    async (request) =>
-      configureBundle(
+    async (request, reply) => {
+      const answer = await configureBundle(
         db,
         cache,
         answers.gate,
@@ -89,6 +90,10 @@ export const quotesRoutes: Routes = async (app, { db, config, answers, metrics }
         request.params.bundleId,
         request.body,
         { maxSteps: config.configureMaxSteps, keptAnswers: config.configureAnswersKept },
-      ),
+      );
+      // Already serialized (a kept outcome's options are made once): the text goes out as it is. The response
+      // schema documents it in /openapi.json.
+      return (reply as FastifyReply).type('application/json; charset=utf-8').send(answer);
+    },
   );
 };

@@ -93,6 +93,7 @@ function requestVariables(model: Model, request: ConfigureRequest) {
 
 const violationCode = (reason: Reason) => (reason.ruleId === 'option' ? 'option_count' : 'rule_violated');
 
+/** 422 configuration_too_complex, naming the budget: kept refusals are answered with it too. */
 function tooComplex(maxSteps: number): AppError {
   return new AppError(
     'configuration_too_complex',
@@ -136,6 +137,7 @@ function optionsJson(bundle: CatalogueBundle, configured: Configured): string {
   return JSON.stringify(options);
 }
 
+/** A search of `fixed`: its outcome with the options' JSON (null past the budget), and roughly the bytes it holds. */
 function searched(
   bundle: CatalogueBundle,
   model: Model,
@@ -190,6 +192,7 @@ function outcomeOf(
   return orRefused(held, limits.maxSteps);
 }
 
+/** The outcome, or its refusal thrown. */
 function orRefused(held: KeptOutcome, maxSteps: number): { configured: Configured; options: string } {
   if (held.outcome === null) throw tooComplex(maxSteps);
   return held.outcome;

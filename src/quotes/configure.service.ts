@@ -137,20 +137,18 @@ function optionsJson(bundle: CatalogueBundle, configured: Configured): string {
   return JSON.stringify(options);
 }
 
-/** A search of `fixed`: its outcome with the options' JSON (null past the budget), and roughly the bytes it holds. */
-function searched(
-  bundle: CatalogueBundle,
-  model: Model,
-  fixed: Fixed,
-  maxSteps: number,
-  key: string,
-): KeptOutcome {
+/** A search of `fixed`: its outcome with the options' JSON, or null past the budget. */
+function searched(bundle: CatalogueBundle, model: Model, fixed: Fixed, maxSteps: number): KeptOutcome | null {
   const configured = configureWithin(model, fixed, maxSteps);
+  return configured && { configured, options: optionsJson(bundle, configured) };
+}
+
+/** Roughly the bytes an outcome kept under `key` holds: the key, two references a product, the completion, the JSON. */
+function weightOf(key: string, outcome: KeptOutcome | null): number {
   const keyBytes = 256 + key.length * 2;
-  if (configured === null) return { outcome: null, weight: keyBytes };
-  const options = optionsJson(bundle, configured);
-  const held = configured.states.length * 16 + (configured.completion?.length ?? 0) + options.length;
-  return { outcome: { configured, options }, weight: keyBytes + held };
+  if (outcome === null) return keyBytes;
+  const { configured, options } = outcome;
+  return keyBytes + configured.states.length * 16 + (configured.completion?.length ?? 0) + options.length;
 }
 
 /**
@@ -165,37 +163,36 @@ function outcomeOf(
   bundle: CatalogueBundle,
   model: Model,
   fixed: Fixed,
-  limits: { maxSteps: number; keptAnswers: number },
-): { configured: Configured; options: string } {
+  { maxSteps, keptAnswers }: { maxSteps: number; keptAnswers: number },
+): KeptOutcome {
+  if (kept === null || keptAnswers === 0)
+    return orRefused(searched(bundle, model, fixed, maxSteps), maxSteps);
   // The order of the choices is kept: it can decide which of two equally cheap completions is found.
   const key = `${bundle.id}\n${fixed.chosen.join(',')}\n${fixed.rejected.join(',')}`;
-  if (kept === null || limits.keptAnswers === 0) {
-    return orRefused(searched(bundle, model, fixed, limits.maxSteps, key), limits.maxSteps);
-  }
   kept.entry.configured ??= new Map();
   const memo = kept.entry.configured;
-  let held = memo.get(key);
-  if (held !== undefined) {
+  let outcome = memo.get(key);
+  if (outcome !== undefined) {
     // Map keeps insertion order: re-inserting makes this the most recently asked.
     memo.delete(key);
   } else {
-    held = searched(bundle, model, fixed, limits.maxSteps, key);
-    let grown = held.weight;
-    for (const [oldest, { weight }] of memo) {
-      if (memo.size < limits.keptAnswers) break;
+    outcome = searched(bundle, model, fixed, maxSteps);
+    let grown = weightOf(key, outcome);
+    for (const [oldest, evicted] of memo) {
+      if (memo.size < keptAnswers) break;
       memo.delete(oldest);
-      grown -= weight;
+      grown -= weightOf(oldest, evicted);
     }
     kept.grew(grown);
   }
-  memo.set(key, held);
-  return orRefused(held, limits.maxSteps);
+  memo.set(key, outcome);
+  return orRefused(outcome, maxSteps);
 }
 
 /** The outcome, or its refusal thrown. */
-function orRefused(held: KeptOutcome, maxSteps: number): { configured: Configured; options: string } {
-  if (held.outcome === null) throw tooComplex(maxSteps);
-  return held.outcome;
+function orRefused(outcome: KeptOutcome | null, maxSteps: number): KeptOutcome {
+  if (outcome === null) throw tooComplex(maxSteps);
+  return outcome;
 }
 
 /**

@@ -17,14 +17,13 @@ export interface CachedCatalogue extends Stamped {
    * What configure worked out on this state of the catalogue, by bundle and selections and rejections, null where
    * the search passed its step budget (configure.service.ts); weighed into the entry.
    */
-  configured?: Map<string, KeptOutcome>;
+  configured?: Map<string, KeptOutcome | null>;
 }
 
-/** What configure worked out for one state of a bundle, and its answer's options as JSON; null past the budget. */
+/** What configure worked out for one state of a bundle, with its answer's options as JSON. */
 export interface KeptOutcome {
-  outcome: { configured: Configured; options: string } | null;
-  /** Roughly the bytes it holds beside its key: two references a product, the completion and the JSON. */
-  weight: number;
+  configured: Configured;
+  options: string;
 }
 
 /** A catalogue held by the cache: what is kept beside it must be weighed into it (StampedCache.reweigh). */

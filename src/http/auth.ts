@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Db } from '../db/database.ts';
 import {
   type Account,
@@ -40,6 +40,15 @@ export function isApiRoute(url: string | undefined): boolean {
 
 const unknownKey = () => new AppError('unauthorized', 'The API key is not known or has been revoked');
 
+/** Scopes the request to the key's account: the refusal when the key is read-only and the route writes. */
+function admitted(request: FastifyRequest, account: Account): AppError | undefined {
+  if (account.readOnly && needsWriteAccess(request.method, request.routeOptions.config)) {
+    return new AppError('forbidden', 'This API key is read-only');
+  }
+  request.account = account;
+  return undefined;
+}
+
 /**
  * Every /v1 route needs a key; the key's account scopes everything after. The hook sits on the root and decides
  * by the route's URL, so a /v1 route is guarded wherever in the plugin tree it was registered.
@@ -54,19 +63,19 @@ export function requireApiKey(app: FastifyInstance, db: Db): void {
   const known = new KnownKeys();
   app.decorateRequest('account', null as unknown as Account);
   app.decorateRequest('unconfirmedKey', null);
-  app.addHook('onRequest', async (request) => {
-    if (!isApiRoute(request.routeOptions.url)) return;
+  // A callback hook: a key this process remembers is settled without waiting for anything, and an async hook would
+  // cost every request a promise and a turn of the microtask queue.
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (!isApiRoute(request.routeOptions.url)) return done();
     const presented = request.headers['x-api-key'];
     if (typeof presented !== 'string' || presented === '') {
-      throw new AppError('unauthorized', 'Send an API key in the x-api-key header');
+      return done(new AppError('unauthorized', 'Send an API key in the x-api-key header'));
     }
     const recalled =
       request.routeOptions.config.keyConfirmedByRead === true ? known.recall(presented) : undefined;
-    let account: Account | null;
     if (recalled) {
-      account = recalled.account;
       request.unconfirmedKey = {
-        id: account.keyId,
+        id: recalled.account.keyId,
         confirm: (live) => {
           request.unconfirmedKey = null;
           if (live) return;
@@ -74,14 +83,12 @@ export function requireApiKey(app: FastifyInstance, db: Db): void {
           throw unknownKey();
         },
       };
-    } else {
-      account = await authenticate(db, presented, known);
-      if (!account) throw unknownKey();
+      return done(admitted(request, recalled.account));
     }
-    if (account.readOnly && needsWriteAccess(request.method, request.routeOptions.config)) {
-      throw new AppError('forbidden', 'This API key is read-only');
-    }
-    request.account = account;
+    authenticate(db, presented, known).then(
+      (account) => done(account ? admitted(request, account) : unknownKey()),
+      done,
+    );
   });
   // What makes keyConfirmedByRead safe whatever a route does: no answer but an error goes out on a key no read
   // confirmed. Registered before the hooks that store or shorten an answer (idempotency, conditional requests).

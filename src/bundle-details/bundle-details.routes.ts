@@ -1,9 +1,8 @@
-import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { type CachedDetails, StampedCache } from '../catalogue/stamped-cache.ts';
 import { preferredCoding, sentEncoded, sentPlain } from '../http/compression.ts';
 import { tag } from '../http/openapi.ts';
-import type { Routes } from '../http/routes.ts';
+import { type Routes, serialized } from '../http/routes.ts';
 import { BundleDetailsQuery, BundleDetailsResponse } from './bundle-details.schemas.ts';
 import { bundleDetailsBytes } from './bundle-details.service.ts';
 import { partsStream } from './details-answer.ts';
@@ -53,14 +52,14 @@ export const bundleDetailsRoutes: Routes = async (app, { db, config, answers, me
         request.query,
         preferredCoding(request.headers['accept-encoding']),
       );
-      // Already serialized, and compressed where the client takes it: the bytes go out as they are. The response
-      // schema documents them in /openapi.json.
+      // Already serialized, and compressed where the client takes it.
       reply.header('etag', etag).type('application/json; charset=utf-8');
       if (coding !== null) sentEncoded(request, reply, coding);
       const [body] = parts;
-      if (parts.length === 1 && body) return (reply as FastifyReply).send(body);
+      if (parts.length === 1 && body) return serialized(body);
       if (coding === null) sentPlain(request, reply);
-      return (reply as FastifyReply).header('content-length', bytes).send(partsStream(parts));
+      reply.header('content-length', bytes);
+      return serialized(partsStream(parts));
     },
   );
 };

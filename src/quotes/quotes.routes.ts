@@ -1,9 +1,8 @@
-import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { BundlePath } from '../bundles/bundles.schemas.ts';
 import { StampedCache } from '../catalogue/stamped-cache.ts';
 import { tag } from '../http/openapi.ts';
-import type { Routes } from '../http/routes.ts';
+import { type Routes, serialized } from '../http/routes.ts';
 import { ConfigureAnswer, ConfigureRequest } from './configure.schemas.ts';
 import { configureBundle } from './configure.service.ts';
 import { quoteViolationCodes } from './quotes.engine.ts';
@@ -91,9 +90,9 @@ export const quotesRoutes: Routes = async (app, { db, config, answers, metrics }
         request.body,
         { maxSteps: config.configureMaxSteps, keptAnswers: config.configureAnswersKept },
       );
-      // Already serialized (a kept outcome's options are made once): the text goes out as it is. The response
-      // schema documents it in /openapi.json.
-      return (reply as FastifyReply).type('application/json; charset=utf-8').send(answer);
+      // Already serialized: a kept outcome's options are made once.
+      reply.type('application/json; charset=utf-8');
+      return serialized(answer);
     },
   );
 };

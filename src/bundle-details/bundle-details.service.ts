@@ -309,8 +309,8 @@ function encodedParts(
   if (made) return made;
   const making = compressParts(entry.parts, coding, 'once').then(
     (parts) => {
-      for (const part of parts) entry.weight += part.byteLength;
-      cache.reweigh(key, entry);
+      const bytes = parts.reduce((sum, part) => sum + part.byteLength, 0);
+      cache.grow(key, entry, bytes);
       return parts;
     },
     (error: unknown) => {

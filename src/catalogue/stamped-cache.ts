@@ -93,8 +93,12 @@ export class StampedCache<T extends Stamped> {
     }
   }
 
-  /** Counts `entry` again after it grew (a compressed form added), if it is still the one held under `key`. */
-  reweigh(key: string, entry: T): void {
+  /**
+   * Weighs `bytes` more (fewer, when negative) into `entry`, for what was kept beside it (a compressed form, a
+   * configure outcome), and counts it again if it is still the one held under `key`.
+   */
+  grow(key: string, entry: T, bytes: number): void {
+    entry.weight += bytes;
     if (this.#entries.get(key)?.entry === entry) this.set(key, entry);
   }
 

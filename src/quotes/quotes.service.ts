@@ -26,7 +26,7 @@ export interface KeptOutcome {
   options: string;
 }
 
-/** A catalogue held by the cache: what is kept beside it must be weighed into it (StampedCache.reweigh). */
+/** A catalogue held by the cache: what is kept beside it must be weighed into it (StampedCache.grow). */
 export interface KeptCatalogue {
   entry: CachedCatalogue;
   /** Counts `bytes` more (or fewer, when negative) against the cache's bound. */
@@ -101,10 +101,7 @@ export async function catalogueOf(
     return { value: { catalogue, weight }, books, stamps };
   });
   const { entry } = held;
-  const grew = (bytes: number) => {
-    entry.weight += bytes;
-    cache.reweigh(entryKey, entry);
-  };
+  const grew = (bytes: number) => cache.grow(entryKey, entry, bytes);
   return { catalogue: entry.catalogue, at: new Date(held.now).toISOString(), kept: { entry, grew } };
 }
 

@@ -215,8 +215,10 @@ export function idempotencyKeys(app: FastifyInstance, db: Db): void {
   const settle = async (request: FastifyRequest, reply: FastifyReply, payload: unknown, held: HeldClaim) => {
     const { sealAnswer } = request.routeOptions.config;
     const keyOf = { accountId: request.account.id, key: held.key };
+    // An answer its route sent as bytes (configure's) is kept as the text it is.
+    const answer = Buffer.isBuffer(payload) ? payload.toString() : payload;
     try {
-      if (reply.statusCode < 500 && typeof payload === 'string') {
+      if (reply.statusCode < 500 && typeof answer === 'string') {
         const headers: Record<string, string> = {};
         for (const name of replayedHeaders) {
           const value = reply.getHeader(name);
@@ -225,7 +227,7 @@ export function idempotencyKeys(app: FastifyInstance, db: Db): void {
         const stored = await storeAnswer(db, keyOf, held.token, {
           status: reply.statusCode,
           response_headers: JSON.stringify(headers),
-          response_body: sealAnswer ? sealAnswer.seal(payload, answerOwner(request)) : payload,
+          response_body: sealAnswer ? sealAnswer.seal(answer, answerOwner(request)) : answer,
         });
         if (!stored) {
           request.log.warn(

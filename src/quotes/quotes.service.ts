@@ -20,10 +20,10 @@ export interface CachedCatalogue extends Stamped {
   configured?: Map<string, KeptOutcome | null>;
 }
 
-/** What configure worked out for one state of a bundle, with its answer's options as JSON. */
+/** What configure worked out for one state of a bundle, with its answer's options as JSON in UTF-8. */
 export interface KeptOutcome {
   configured: Configured;
-  options: string;
+  options: Buffer;
 }
 
 /** A catalogue held by the cache: what is kept beside it must be weighed into it (StampedCache.grow). */

@@ -246,6 +246,26 @@ describeEachDatabase('Idempotency-Key', (ctx) => {
     assertReplayOf(await ctx.call('POST', '/v1/quotes/price', { key: readOnly, body, headers }), first);
   });
 
+  test('a configure answer, sent as bytes, is kept and replayed as the same text', async () => {
+    const acme = await account('idem-configure');
+    const made = await acme.call('POST', '/v1/bundles', null, {
+      body: {
+        ...bundleBody('P-1'),
+        options: [
+          { name: 'Memory', type: 'INCLUDED', products: [{ productId: 'RAM-16' }, { productId: 'RAM-32' }] },
+        ],
+      },
+    });
+    assert.equal(made.status, 201, made.text);
+    const url = `/v1/bundles/${made.body.id}/configure`;
+    const body = { selections: [] };
+    const first = await acme.call('POST', url, 'configure-1', { body });
+    assert.equal(first.status, 200, first.text);
+    assert.equal(first.body.options.length, 1);
+    assert.equal(await count('idempotency_keys', 'idem-configure'), 1);
+    assertReplayOf(await acme.call('POST', url, 'configure-1', { body }), first);
+  });
+
   test('a request refused before it runs is not recorded: the key stays free', async () => {
     const acme = await account('idem-refused');
     const invalid = await acme.call('POST', '/v1/bundles', 'k-1', { body: { header: {} } });

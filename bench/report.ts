@@ -53,7 +53,8 @@ export interface DatabaseResult {
   /** Times the service was replaced because a backlog left by a scenario had not cleared within a minute. */
   serviceRestarts: number;
   /** The ceiling and the large bundle's details measured in alternating rounds: each round's ratio. */
-  ceilingRounds: { rounds: number; seconds: number; ratios: number[] } | null;
+  /** The alternating rounds: details vs the ceiling, and the quote vs details, round by round. */
+  ceilingRounds: { rounds: number; seconds: number; ratios: number[]; quoteRatios?: number[] } | null;
   /** First and deep page measured at the same time; their ratio is the pagination target. */
   pagination: { firstPage: Measurement; deepPage: Measurement; failures: number } | null;
   /** Bundle details by number of option products, one request at a time, as clients ask (cached answers). */
@@ -470,11 +471,14 @@ export function toMarkdown(results: Results): string {
       '',
     );
     if (db.ceilingRounds) {
-      const { rounds, seconds, ratios } = db.ceilingRounds;
+      const { rounds, seconds, ratios, quoteRatios } = db.ceilingRounds;
       lines.push(
-        `The ceiling and the large bundle's details were measured in ${rounds} alternating rounds of ${seconds} s ` +
-          `each (their rows add the rounds up); details vs ceiling round by round: ` +
-          `${ratios.map((r) => `${fixed(r * 100, 0)}%`).join(', ')}.`,
+        `The ceiling, the large bundle's details${quoteRatios ? ' and the quote of 30 lines' : ''} were measured ` +
+          `in ${rounds} alternating rounds of ${seconds} s each (their rows add the rounds up); details vs ceiling ` +
+          `round by round: ${ratios.map((r) => `${fixed(r * 100, 0)}%`).join(', ')}` +
+          (quoteRatios
+            ? `; quote vs details: ${quoteRatios.map((r) => `${fixed(r, 2)}x`).join(', ')}.`
+            : '.'),
         '',
       );
     }

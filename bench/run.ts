@@ -92,7 +92,7 @@ const settings = args.quick
     };
 /** The scenarios whose throughput ratio is a target: measured in alternating rounds (measureAlternating). */
 const ratioPair = { ceiling: 'ceiling', details: 'details-1-large' };
-/** The quote whose throughput against the warm details is a target. */
+/** The quote whose throughput against the warm details is a target: in the same alternating rounds. */
 const quoteScenario = 'quote-30-lines';
 const dialects = (args.dialect ?? ['sqlite', 'postgres']) as Dialect[];
 const resultsName =
@@ -240,24 +240,26 @@ interface Planned {
 }
 
 /**
- * The ceiling and a scenario measured in `rounds` alternating rounds after one warm-up each (ceiling, scenario,
- * ceiling, ...), their stretches added up: the shared machine drifts from one minute to the next (a run saw the
- * ceiling at 4,237 req/s, then at 2,500 twenty seconds later), so a ratio of two runs in a row says as much about
- * the drift as about them. The ratios are the scenario's against the ceiling's, round by round.
+ * The ceiling and the scenarios whose throughput against another is a target, measured in `rounds` alternating
+ * rounds after one warm-up each (ceiling, details, quote, ceiling, ...), their stretches added up: the shared
+ * machine drifts from one minute to the next (a run saw the ceiling at 4,237 req/s, then at 2,500 twenty seconds
+ * later; another, the same quote at 0.194 and then 0.294 ms of CPU an answer), so a ratio of two runs in a row
+ * says as much about the drift as about them. The results come in the order of `planned`; `rps[i]` are side i's
+ * requests per second, round by round.
  */
 async function measureAlternating(
-  pair: [ceiling: Planned, measured: Planned],
+  planned: [ceiling: Planned, ...measured: Planned[]],
   rounds: number,
   position: { index: number; total: number },
   settle: () => Promise<void>,
-): Promise<{ ceiling: ScenarioResult; measured: ScenarioResult; ratios: number[] }> {
-  const names = pair.map((side) => side.scenario.name).join(' and ');
+): Promise<{ results: ScenarioResult[]; rps: number[][] }> {
+  const names = planned.map((side) => side.scenario.name).join(', ');
   const show = (text: string, first = false) =>
     progress.scenario(position.index, position.total, names, text, first);
   show('waiting until the service is idle', true);
   await settle();
-  const sides = [];
-  for (const side of pair) {
+  const sides: (Planned & { rssBeforeBytes: number; warmFailures: number; tally: Tally })[] = [];
+  for (const side of planned) {
     show(`warm-up ${settings.warmupSeconds} s, ${side.scenario.name}`, true);
     const rssBeforeBytes = residentSetSize(side.subject.child.pid);
     const warm = await measure(side.target, {
@@ -269,20 +271,26 @@ async function measureAlternating(
   for (const side of sides) side.subject.resetPeak();
   for (let round = 1; round <= rounds; round++) {
     for (const side of sides) {
+      // Each stretch starts from a service at rest: the quote's garbage is not left for the details after it, and
+      // the service's idle collection does not run during the ceiling's stretch.
+      await settle();
       await measureInto(side.tally, side.target, side.subject, (elapsed, rps) =>
         show(`round ${round} of ${rounds}, ${side.scenario.name} ${elapsed} s, ${rps} req/s`),
       );
     }
   }
-  const [bare, other] = sides as [(typeof sides)[number], (typeof sides)[number]];
-  const resultOfSide = (side: typeof bare, ceilingRps: number | null) =>
+  const resultOfSide = (side: (typeof sides)[number], ceilingRps: number | null) =>
     resultOf(side.scenario, side.tally, side.subject, side.rssBeforeBytes, side.warmFailures, ceilingRps);
+  const [bare, ...others] = sides as [(typeof sides)[number], ...(typeof sides)[number][]];
   const ceiling = resultOfSide(bare, null);
-  const ratios = bare.tally.roundsPerSecond.map(
-    (rps, i) => (other.tally.roundsPerSecond[i] ?? Number.NaN) / rps,
-  );
-  return { ceiling, measured: resultOfSide(other, ceiling.requestsPerSecond), ratios };
+  return {
+    results: [ceiling, ...others.map((side) => resultOfSide(side, ceiling.requestsPerSecond))],
+    rps: sides.map((side) => side.tally.roundsPerSecond),
+  };
 }
+
+/** Round by round, the first series' requests per second over the second's. */
+const roundRatios = (over: number[], under: number[]) => over.map((rps, i) => rps / (under[i] ?? Number.NaN));
 
 async function runScenario(
   { scenario, target, subject }: Planned,
@@ -354,23 +362,25 @@ async function runScenarios(
     let ceilingRps: number | null = null;
     const settleService = () => service.idle();
     const named = (name: string) => planned.find((p) => p.scenario.name === name);
-    const [bare, details] = [named(ratioPair.ceiling), named(ratioPair.details)];
+    const [bare, details, quote] = [named(ratioPair.ceiling), named(ratioPair.details), named(quoteScenario)];
     for (const [i, plan] of planned.entries()) {
       const position = { index: i + 1, total: planned.length };
-      if (plan === details && bare) continue;
+      if (bare && details && (plan === details || plan === quote)) continue;
       if (plan === bare && details) {
-        const alternated = await measureAlternating(
-          [bare, details],
+        const { results, rps } = await measureAlternating(
+          quote ? [bare, details, quote] : [bare, details],
           settings.ceilingRounds,
           position,
           settleService,
         );
-        result.scenarios.push(alternated.ceiling, alternated.measured);
-        ceilingRps = alternated.ceiling.requestsPerSecond;
+        result.scenarios.push(...results);
+        ceilingRps = (results[0] as ScenarioResult).requestsPerSecond;
+        const [ceilingRounds = [], detailsRounds = [], quoteRounds] = rps;
         result.ceilingRounds = {
           rounds: settings.ceilingRounds,
           seconds: settings.seconds,
-          ratios: alternated.ratios,
+          ratios: roundRatios(detailsRounds, ceilingRounds),
+          ...(quoteRounds ? { quoteRatios: roundRatios(quoteRounds, detailsRounds) } : {}),
         };
         continue;
       }

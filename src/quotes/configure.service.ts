@@ -134,7 +134,12 @@ function optionsJson(bundle: CatalogueBundle, configured: Configured): Buffer {
       };
     }),
   }));
-  return Buffer.from(JSON.stringify(options));
+  const json = JSON.stringify(options);
+  // Not from Buffer's shared pool (what Buffer.from gives under half of Buffer.poolSize): kept, a slice of it holds
+  // the whole slab it was cut from, past the weight the cache counts.
+  const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(json));
+  bytes.write(json);
+  return bytes;
 }
 
 /** A search of `fixed`: its outcome with the options' JSON, or null past the budget. */

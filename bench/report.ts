@@ -52,7 +52,6 @@ export interface DatabaseResult {
   startRssBytes: number;
   /** Times the service was replaced because a backlog left by a scenario had not cleared within a minute. */
   serviceRestarts: number;
-  /** The ceiling and the large bundle's details measured in alternating rounds: each round's ratio. */
   /** The alternating rounds: details vs the ceiling, and the quote vs details, round by round. */
   ceilingRounds: { rounds: number; seconds: number; ratios: number[]; quoteRatios?: number[] } | null;
   /** First and deep page measured at the same time; their ratio is the pagination target. */

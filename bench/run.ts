@@ -239,6 +239,9 @@ interface Planned {
   subject: Subject;
 }
 
+/** One scenario of the alternating rounds, with what its rounds add up. */
+type Side = Planned & { rssBeforeBytes: number; warmFailures: number; tally: Tally };
+
 /**
  * The ceiling and the scenarios whose throughput against another is a target, measured in `rounds` alternating
  * rounds after one warm-up each (ceiling, details, quote, ceiling, ...), their stretches added up: the shared
@@ -258,7 +261,7 @@ async function measureAlternating(
     progress.scenario(position.index, position.total, names, text, first);
   show('waiting until the service is idle', true);
   await settle();
-  const sides: (Planned & { rssBeforeBytes: number; warmFailures: number; tally: Tally })[] = [];
+  const sides: Side[] = [];
   for (const side of planned) {
     show(`warm-up ${settings.warmupSeconds} s, ${side.scenario.name}`, true);
     const rssBeforeBytes = residentSetSize(side.subject.child.pid);
@@ -279,9 +282,9 @@ async function measureAlternating(
       );
     }
   }
-  const resultOfSide = (side: (typeof sides)[number], ceilingRps: number | null) =>
+  const resultOfSide = (side: Side, ceilingRps: number | null) =>
     resultOf(side.scenario, side.tally, side.subject, side.rssBeforeBytes, side.warmFailures, ceilingRps);
-  const [bare, ...others] = sides as [(typeof sides)[number], ...(typeof sides)[number][]];
+  const [bare, ...others] = sides as [Side, ...Side[]];
   const ceiling = resultOfSide(bare, null);
   return {
     results: [ceiling, ...others.map((side) => resultOfSide(side, ceiling.requestsPerSecond))],

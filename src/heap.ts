@@ -67,7 +67,10 @@ const QUIET_UTILIZATION = 0.05;
  * this the process's RSS is the highest its heap has ever been. A collection runs when a whole interval passed
  * with the event loop nearly idle and RSS has grown by `grownBytes` since the last one: once per quiet spell, not
  * every interval, and never while requests keep the loop busy. Its pause (tens of milliseconds) falls on a process
- * that had nothing to do; a request arriving during it waits that long.
+ * that had nothing to do; a request arriving during it waits that long. Its cost comes after, too: such a
+ * collection also drops the hidden classes no live object has, among them those of a request's own objects, and V8
+ * discards the optimised code that checks them, so the next seconds of work run on slower code while it optimises
+ * again. Hence a quiet spell of seconds (IDLE_COLLECT_MS), not a pause between bursts.
  */
 export function collectWhenIdle({
   intervalMs,

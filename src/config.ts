@@ -154,7 +154,7 @@ export const environment: readonly {
   {
     name: 'IDLE_COLLECT_MS',
     field: 'idleCollectMs',
-    default: '30000',
+    default: '5000',
     allowed: 'an integer number of milliseconds, 0 (never) or more',
   },
   {
@@ -261,7 +261,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestTimeoutMs: number('REQUEST_TIMEOUT_MS', 30_000),
     keepAliveTimeoutMs: number('KEEP_ALIVE_TIMEOUT_MS', 5_000),
     shutdownGraceMs: number('SHUTDOWN_GRACE_MS', 10_000),
-    idleCollectMs: number('IDLE_COLLECT_MS', 30000),
+    idleCollectMs: number('IDLE_COLLECT_MS', 5000),
     corsOrigins: (read('CORS_ORIGINS') ?? '')
       .split(',')
       .map((origin) => origin.trim())

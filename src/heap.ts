@@ -70,8 +70,7 @@ const QUIET_UTILIZATION = 0.05;
  * that had nothing to do; a request arriving during it waits that long. Its cost comes after, too: such a
  * collection also drops the hidden classes no live object has, among them those of a request's own objects, and V8
  * discards the optimised code that checks them, so the next seconds of work run on slower code while it optimises
- * again, the longer the more paths a burst ran. Hence a quiet spell of half a minute (IDLE_COLLECT_MS), not a pause
- * between bursts.
+ * again. Hence a quiet spell of seconds (IDLE_COLLECT_MS), not a pause between bursts.
  */
 export function collectWhenIdle({
   intervalMs,

@@ -274,8 +274,8 @@ async function measureAlternating(
   for (const side of sides) side.subject.resetPeak();
   for (let round = 1; round <= rounds; round++) {
     for (const side of sides) {
-      // Each stretch starts from a service at rest: the quote's garbage is not left for the details after it, and
-      // the service's idle collection does not run during the ceiling's stretch.
+      // Each stretch starts from a service at rest: the quote's garbage is not left for the details after it. The
+      // service is quiet through the ceiling's stretch, so one longer than IDLE_COLLECT_MS sees its idle collection.
       await settle();
       await measureInto(side.tally, side.target, side.subject, (elapsed, rps) =>
         show(`round ${round} of ${rounds}, ${side.scenario.name} ${elapsed} s, ${rps} req/s`),

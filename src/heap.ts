@@ -53,7 +53,7 @@ export interface IdleCollection {
 export interface IdleCollectorOptions {
   /** How often the process looks at how busy it was; idle means a whole interval nearly without work. 0: never. */
   intervalMs: number;
-  /** How far RSS must have grown since the last collection for one to be worth its pause. */
+  /** How far RSS must have grown since the last collection for one to be worth its pause, and its cost after. */
   grownBytes?: number;
   onCollect?: (collection: IdleCollection) => void;
 }
@@ -70,11 +70,16 @@ const QUIET_UTILIZATION = 0.05;
  * that had nothing to do; a request arriving during it waits that long. Its cost comes after, too: such a
  * collection also drops the hidden classes no live object has, among them those of a request's own objects, and V8
  * discards the optimised code that checks them, so the next seconds of work run on slower code while it optimises
- * again. Hence a quiet spell of seconds (IDLE_COLLECT_MS), not a pause between bursts.
+ * again. Hence a quiet spell of seconds (IDLE_COLLECT_MS), not a pause between bursts, and a growth of 64 MB: what
+ * ordinary traffic grows the process by (40-60 MB after start: the young generation, the caches, the old
+ * generation's headroom) is taken again by its next burst, so giving it back bought nothing and cost that burst
+ * its optimised code (warm details 1.2x their CPU in the bench's alternating rounds); memory a heavy burst grew
+ * past that goes back. V8's own memory reducer, which makes the same kind of collection ~8 s after a full one once
+ * allocation slows, is off (`--no-memory-reducer` in bin/cpq.js), so this is the one rule for it.
  */
 export function collectWhenIdle({
   intervalMs,
-  grownBytes = 16 * 1024 * 1024,
+  grownBytes = 64 * 1024 * 1024,
   onCollect,
 }: IdleCollectorOptions): { stop(): void } {
   if (intervalMs === 0) return { stop: () => {} };

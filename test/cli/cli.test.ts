@@ -265,6 +265,11 @@ describe('the cpq command line', () => {
       // `env -S` replaced itself with Node: the process that serves is the one spawned, with the flags.
       const command = readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').split('\0');
       assert.equal(command[1], '--max-semi-space-size=8', command.join(' '));
+      assert.equal(
+        command[2],
+        '--no-memory-reducer',
+        'the idle collector alone decides when memory goes back',
+      );
       assert.ok(command[0]?.endsWith('node'), command.join(' '));
       const environment = readFileSync(`/proc/${child.pid}/environ`, 'utf8').split('\0');
       assert.ok(

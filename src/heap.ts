@@ -73,7 +73,7 @@ const QUIET_UTILIZATION = 0.05;
  * again. Hence a quiet spell of seconds (IDLE_COLLECT_MS), not a pause between bursts, and a growth of 64 MB: what
  * ordinary traffic grows the process by (40-60 MB after start: the young generation, the caches, the old
  * generation's headroom) is taken again by its next burst, so giving it back bought nothing and cost that burst
- * its optimised code (warm details 1.2x their CPU in the bench's alternating rounds); memory a heavy burst grew
+ * its optimised code (warm details 1.16x their CPU in the bench's alternating rounds); memory a heavy burst grew
  * past that goes back. V8's own memory reducer, which makes the same kind of collection ~8 s after a full one once
  * allocation slows, is off (`--no-memory-reducer` in bin/cpq.js), so this is the one rule for it.
  */

@@ -267,9 +267,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .map((origin) => origin.trim())
       .filter((origin) => origin !== ''),
     answerMaxBytes: number('ANSWER_MAX_BYTES', 32 * 1024 * 1024),
-    // One: every build runs on the one event loop, so a second at once adds no CPU, only what it holds in flight
-    // and its rounds run back to back with the first's; it gains only where builds wait on a distant database
-    // (README, Configuration).
+    // One: every build runs on the one event loop, so a second at once adds no CPU, only what it holds in flight,
+    // and its rounds can run back to back with the first's; it gains only where builds wait on a distant database
+    // (README, Operations: Large answers).
     heavyAnswersAtOnce: number('HEAVY_ANSWERS_AT_ONCE', 1),
     heavyAnswersQueued: number('HEAVY_ANSWERS_QUEUED', 32),
     configureMaxSteps: number('CONFIGURE_MAX_STEPS', 1_000_000),

@@ -61,7 +61,7 @@ const parserBodySlot = (() => {
 /**
  * Has Node's HTTP parser stop handing over the rest of a refused body, which is read only to be dropped. It copies
  * each piece into a new Buffer of up to 64 KB, which goes back only when V8 next collects: four clients posting
- * refused 698 KB bodies as fast as they were answered kept 14-21 MB of them in flight (the bench's hostile
+ * refused 698 KB bodies as fast as they were answered kept 14-23 MB of them in flight (the bench's hostile
  * scenario, the quote attack alone on SQLite; 1-2 MB without the copies). The parser still reads the body through,
  * so the connection ends as before. Node keeps its parsers for other connections once this one closes, and the
  * slot is put back then.

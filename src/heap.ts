@@ -74,8 +74,9 @@ const QUIET_UTILIZATION = 0.05;
  * ordinary traffic grows the process by (the young generation, the caches, the old generation's headroom: 40-60 MB
  * after start on a slow machine, up to 80-90 on a fast one, whose first burst may pass the mark once) is taken again
  * by its next burst, so giving it back bought nothing and cost that burst its optimised code (warm details 1.16x
- * their CPU in the bench's alternating rounds); memory a heavy burst grew past that goes back. V8's own memory reducer, which makes the same kind of collection ~8 s after a full one once
- * allocation slows, is off (`--no-memory-reducer` in bin/cpq.js), so this is the one rule for it.
+ * their CPU in the bench's alternating rounds); memory a heavy burst grew past that goes back. V8's own memory
+ * reducer, which makes the same kind of collection ~8 s after a full one once allocation slows, is off
+ * (`--no-memory-reducer` in bin/cpq.js), so this is the one rule for it.
  */
 export function collectWhenIdle({
   intervalMs,

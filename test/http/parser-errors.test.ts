@@ -30,6 +30,18 @@ function parse(answer: string) {
   return { status: Number(statusLine.split(' ')[1]), headers, body: JSON.parse(body) };
 }
 
+// A quote body of 349,101 items where 100 are allowed: refused at its 101st, in `opening`; `rest` is what follows.
+const opening = `{"currency":"USD","bundles":[${'1,'.repeat(101)}`;
+const rest = `${'1,'.repeat(349_000)}1]}`;
+
+/** The head of a POST of a quote body of `length` bytes, then `body` (all of it, or its start). */
+function quotePost(key: string, length: number, body: string, headers = ''): string {
+  return (
+    `POST /v1/quotes/price HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+    `X-Api-Key: ${key}\r\n${headers}Content-Length: ${length}\r\n\r\n${body}`
+  );
+}
+
 // The parser's refusals come before any database work; the suite runs on both only because the app needs one.
 describeEachDatabase(
   "requests Node's HTTP parser refuses are answered as problems with a request id",
@@ -107,8 +119,6 @@ describeEachDatabase(
     }
 
     test('a body is refused at the piece that shows it, before the rest is sent, and its connection closed', async () => {
-      const opening = `{"currency":"USD","bundles":[${'1,'.repeat(101)}`;
-      const rest = `${'1,'.repeat(349_000)}1]}`;
       const socket = connect(port, '127.0.0.1');
       socket.setEncoding('latin1');
       let received = '';
@@ -124,10 +134,7 @@ describeEachDatabase(
           reject(new Error('no answer before the rest of the body'));
         }, 10_000).unref();
       });
-      socket.write(
-        `POST /v1/quotes/price HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
-          `X-Api-Key: ${ctx.key}\r\nContent-Length: ${opening.length + rest.length}\r\n\r\n${opening}`,
-      );
+      socket.write(quotePost(ctx.key, opening.length + rest.length, opening));
       // Answered and closed with 698 KB of the body unsent: nothing waited for the rest, nor kept it. Fastify
       // closes the connection of every body refused while parsed, as the client may still be sending.
       await closed;
@@ -143,8 +150,6 @@ describeEachDatabase(
     });
 
     test('a client that goes on sending the body it was refused for still gets the answer, not a reset', async () => {
-      const opening = `{"currency":"USD","bundles":[${'1,'.repeat(101)}`;
-      const rest = `${'1,'.repeat(349_000)}1]}`;
       // Half-open, as a client writing its body is: the service's end of the connection does not end its own.
       const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
       socket.setEncoding('latin1');
@@ -156,10 +161,7 @@ describeEachDatabase(
       socket.on('error', (error) => errors.push(error));
       const answered = new Promise((resolve) => socket.once('end', resolve));
       const closed = new Promise((resolve) => socket.once('close', resolve));
-      socket.write(
-        `POST /v1/quotes/price HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
-          `X-Api-Key: ${ctx.key}\r\nContent-Length: ${opening.length + rest.length}\r\n\r\n${opening}`,
-      );
+      socket.write(quotePost(ctx.key, opening.length + rest.length, opening));
       await answered;
       // The answer and the end of the service's side are in; the client still writes what it had to send. A
       // service that closed its socket at once would reset the connection under this write (EPIPE, ECONNRESET).
@@ -174,24 +176,14 @@ describeEachDatabase(
     test('after a body refused while it arrived, the next connection has its body read whole', async () => {
       // The refused body's rest is read with the parser's body callback off (stopBodyCopies); Node hands that
       // parser to the next connection once the refused one closes, and a callback left off would lose its body.
-      const opening = `{"currency":"USD","bundles":[${'1,'.repeat(101)}`;
-      const rest = `${'1,'.repeat(349_000)}1]}`;
       const refused = parse(
-        await exchange(
-          port,
-          `POST /v1/quotes/price HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
-            `X-Api-Key: ${ctx.key}\r\nContent-Length: ${opening.length + rest.length}\r\n\r\n${opening}${rest}`,
-        ),
+        await exchange(port, quotePost(ctx.key, opening.length + rest.length, opening + rest)),
       );
       assert.equal(refused.status, 400);
       assert.equal(refused.body.errors[0].code, 'invalid_max_items');
       const body = '{"currency":"USD","bundles":[7]}';
       const answer = parse(
-        await exchange(
-          port,
-          `POST /v1/quotes/price HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
-            `X-Api-Key: ${ctx.key}\r\nConnection: close\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
-        ),
+        await exchange(port, quotePost(ctx.key, body.length, body, 'Connection: close\r\n')),
       );
       assert.equal(answer.status, 400);
       assert.equal(answer.body.errors[0].pointer, '/bundles/0');

@@ -55,12 +55,6 @@ export interface IdleCollectorOptions {
   intervalMs: number;
   /** How far RSS must have grown since the last collection for one to be worth its pause, and its cost after. */
   grownBytes?: number;
-  /**
-   * What ordinary traffic grows a just-started process by (its working size), added to the first mark only: the
-   * collection at start (settleHeap) left the process emptier than any burst will find it again. Defaults to
-   * `grownBytes`.
-   */
-  workingBytes?: number;
   onCollect?: (collection: IdleCollection) => void;
 }
 
@@ -70,38 +64,34 @@ const QUIET_UTILIZATION = 0.05;
 /**
  * Gives the heap's memory back once the process falls idle after work that grew it, as a JVM's G1 does when idle.
  * Whatever a burst of requests made V8's heap grow to stays resident after it (see collectGivingBack), so without
- * this the process's RSS is the highest its heap has ever been. A collection runs when a whole interval passed with
- * the event loop nearly idle and RSS has grown by `grownBytes` since the last one: once per quiet spell, not every
- * interval, and never while requests keep the loop busy. Its pause (tens of milliseconds) falls on a process that
- * had nothing to do; a request arriving during it waits that long. Its cost comes after, too: such a collection also
- * drops the hidden classes no live object has, among them those of a request's own objects, and V8 discards the
- * optimised code that checks them, so the next seconds of work run on slower code while it optimises again. Hence a
- * quiet spell of seconds (IDLE_COLLECT_MS), not a pause between bursts, and a growth of 64 MB: what ordinary traffic
- * grows the process by (the young generation, the caches, the old generation's headroom: 40-60 MB after start on a
- * slow machine, 65-90 on a fast one) is taken again by its next burst, so giving it back bought nothing and cost
- * that burst its optimised code (warm details 1.16x their CPU in the bench's alternating rounds); memory a heavy
- * burst grew past that goes back. The first mark also counts that working size in (`workingBytes`): from the emptied
- * process that settleHeap leaves, a first burst of ordinary traffic passed 64 MB on a fast machine, and the
- * collection after it deoptimised 225 functions ("embedded weak objects cleared") before the next burst. V8's own
- * memory reducer, which makes the same kind of collection ~8 s after a full one once allocation slows, is off
+ * this the process's RSS is the highest its heap has ever been. A collection runs when a whole interval passed
+ * with the event loop nearly idle and RSS has grown by `grownBytes` since the last one: once per quiet spell, not
+ * every interval, and never while requests keep the loop busy. Its pause (tens of milliseconds) falls on a process
+ * that had nothing to do; a request arriving during it waits that long. Its cost comes after, too: such a
+ * collection also drops the hidden classes no live object has, among them those of a request's own objects, and V8
+ * discards the optimised code that checks them, so the next seconds of work run on slower code while it optimises
+ * again. Hence a quiet spell of seconds (IDLE_COLLECT_MS), not a pause between bursts, and a growth of 64 MB: what
+ * ordinary traffic grows the process by (the young generation, the caches, the old generation's headroom: 40-60 MB
+ * after start on a slow machine, up to 80-90 on a fast one, whose first burst may pass the mark once) is taken again
+ * by its next burst, so giving it back bought nothing and cost that burst its optimised code (warm details 1.16x
+ * their CPU in the bench's alternating rounds); memory a heavy burst grew past that goes back. V8's own memory
+ * reducer, which makes the same kind of collection ~8 s after a full one once allocation slows, is off
  * (`--no-memory-reducer` in bin/cpq.js), so this is the one rule for it.
  */
 export function collectWhenIdle({
   intervalMs,
   grownBytes = 64 * 1024 * 1024,
-  workingBytes = grownBytes,
   onCollect,
 }: IdleCollectorOptions): { stop(): void } {
   if (intervalMs === 0) return { stop: () => {} };
   let rssAfterLast = process.memoryUsage.rss();
-  let allowedBytes = workingBytes + grownBytes;
   let since = performance.eventLoopUtilization();
   const timer = setInterval(() => {
     const now = performance.eventLoopUtilization();
     const quiet = performance.eventLoopUtilization(now, since).utilization < QUIET_UTILIZATION;
     since = now;
     const rssBefore = process.memoryUsage.rss();
-    if (!quiet || rssBefore - rssAfterLast < allowedBytes) {
+    if (!quiet || rssBefore - rssAfterLast < grownBytes) {
       // Memory the process gave back some other way (V8's own shrinking) lowers the mark to grow from.
       rssAfterLast = Math.min(rssAfterLast, rssBefore);
       return;
@@ -110,7 +100,6 @@ export function collectWhenIdle({
     collectGivingBack();
     const pauseMs = performance.now() - started;
     rssAfterLast = process.memoryUsage.rss();
-    allowedBytes = grownBytes;
     // The collection's own time is not the process's work: the next interval judges only what follows it.
     since = performance.eventLoopUtilization();
     onCollect?.({ rssBefore, rssAfter: rssAfterLast, pauseMs });

@@ -52,8 +52,20 @@ export interface DatabaseResult {
   startRssBytes: number;
   /** Times the service was replaced because a backlog left by a scenario had not cleared within a minute. */
   serviceRestarts: number;
-  /** The alternating rounds: details vs the ceiling, and the quote vs details, round by round. */
-  ceilingRounds: { rounds: number; seconds: number; ratios: number[]; quoteRatios?: number[] } | null;
+  /**
+   * The alternating rounds, round by round: details vs the ceiling and the quote vs details in requests per second
+   * (the targets) and in CPU an answer (details over the ceiling: what the stack costs, whatever the machine's
+   * speed that round), and the service's RSS as each details round began.
+   */
+  ceilingRounds: {
+    rounds: number;
+    seconds: number;
+    ratios: number[];
+    cpuRatios: number[];
+    serviceRssBeforeBytes: number[];
+    quoteRatios?: number[];
+    quoteCpuRatios?: number[];
+  } | null;
   /** First and deep page measured at the same time; their ratio is the pagination target. */
   pagination: { firstPage: Measurement; deepPage: Measurement; failures: number } | null;
   /** Bundle details by number of option products, one request at a time, as clients ask (cached answers). */
@@ -470,14 +482,18 @@ export function toMarkdown(results: Results): string {
       '',
     );
     if (db.ceilingRounds) {
-      const { rounds, seconds, ratios, quoteRatios } = db.ceilingRounds;
+      const { rounds, seconds, ratios, cpuRatios, serviceRssBeforeBytes, quoteRatios, quoteCpuRatios } =
+        db.ceilingRounds;
+      const times = (series: number[]) => series.map((r) => `${fixed(r, 2)}x`).join(', ');
       lines.push(
         `The ceiling, the large bundle's details${quoteRatios ? ' and the quote of 30 lines' : ''} were measured ` +
           `in ${rounds} alternating rounds of ${seconds} s each (their rows add the rounds up); details vs ceiling ` +
           `round by round: ${ratios.map((r) => `${fixed(r * 100, 0)}%`).join(', ')}` +
-          (quoteRatios
-            ? `; quote vs details: ${quoteRatios.map((r) => `${fixed(r, 2)}x`).join(', ')}.`
-            : '.'),
+          (quoteRatios ? `; quote vs details: ${times(quoteRatios)}` : '') +
+          `. CPU an answer, round by round: details ${times(cpuRatios)} the ceiling's` +
+          (quoteCpuRatios ? `, the quote ${times(quoteCpuRatios)} details'` : '') +
+          `; the service's RSS as each details round began: ${serviceRssBeforeBytes.map(mb).join(', ')} MB ` +
+          '(a drop: it gave memory back in the pause before, and the round runs on code V8 optimises again).',
         '',
       );
     }

@@ -150,6 +150,10 @@ interface Tally {
   latencies: number[];
   statusCodes: Record<string, number>;
   roundsPerSecond: number[];
+  /** The measured process's CPU an answer, stretch by stretch: what tells its own cost from the machine's drift. */
+  roundsCpuMsPerRequest: number[];
+  /** Its RSS as each stretch began: a drop says it gave memory back (its idle collection) in the pause before. */
+  roundsRssBeforeBytes: number[];
 }
 
 const emptyTally = (): Tally => ({
@@ -162,7 +166,12 @@ const emptyTally = (): Tally => ({
   latencies: [],
   statusCodes: {},
   roundsPerSecond: [],
+  roundsCpuMsPerRequest: [],
+  roundsRssBeforeBytes: [],
 });
+
+// A tick is 10 ms.
+const msOfTicks = (ticks: number) => ticks * 10;
 
 /** One measured stretch of `settings.seconds` on `target`, added to `tally`. */
 async function measureInto(
@@ -171,6 +180,7 @@ async function measureInto(
   subject: Subject,
   onSecond: (elapsed: number, rps: number) => void,
 ) {
+  tally.roundsRssBeforeBytes.push(residentSetSize(subject.child.pid));
   const ticksBefore = cpuTicks(subject.child.pid);
   const loadBefore = process.cpuUsage();
   const m = await measure(target, {
@@ -180,7 +190,9 @@ async function measureInto(
     latencies: tally.latencies,
   });
   const load = process.cpuUsage(loadBefore);
-  tally.ticks += cpuTicks(subject.child.pid) - ticksBefore;
+  const ticks = cpuTicks(subject.child.pid) - ticksBefore;
+  tally.ticks += ticks;
+  tally.roundsCpuMsPerRequest.push(m.requests > 0 ? msOfTicks(ticks) / m.requests : Number.NaN);
   tally.loadCpuMs += (load.user + load.system) / 1000;
   tally.requests += m.requests;
   tally.seconds += m.seconds;
@@ -216,8 +228,7 @@ function resultOf(
     peakRssBytes: peakRss(subject.child.pid),
     rssBeforeBytes,
     ratioToCeiling: ceilingRps === null ? null : requestsPerSecond / ceilingRps,
-    // A tick is 10 ms.
-    cpuMsPerRequest: tally.requests > 0 ? (tally.ticks * 10) / tally.requests : undefined,
+    cpuMsPerRequest: tally.requests > 0 ? msOfTicks(tally.ticks) / tally.requests : undefined,
     loadCpuMsPerRequest: tally.requests > 0 ? tally.loadCpuMs / tally.requests : undefined,
   };
   progress.done(
@@ -247,15 +258,15 @@ type Side = Planned & { rssBeforeBytes: number; warmFailures: number; tally: Tal
  * rounds after one warm-up each (ceiling, details, quote, ceiling, ...), their stretches added up: the shared
  * machine drifts from one minute to the next (a run saw the ceiling at 4,237 req/s, then at 2,500 twenty seconds
  * later; another, the same quote at 0.194 and then 0.294 ms of CPU an answer), so a ratio of two runs in a row
- * says as much about the drift as about them. The results come in the order of `planned`; `rps[i]` are side i's
- * requests per second, round by round.
+ * says as much about the drift as about them. The results come in the order of `planned`; `tallies[i]` is side
+ * i's, with its readings round by round.
  */
 async function measureAlternating(
   planned: [ceiling: Planned, ...measured: Planned[]],
   rounds: number,
   position: { index: number; total: number },
   settle: () => Promise<void>,
-): Promise<{ results: ScenarioResult[]; rps: number[][] }> {
+): Promise<{ results: ScenarioResult[]; tallies: Tally[] }> {
   const names = planned.map((side) => side.scenario.name).join(', ');
   const show = (text: string, first = false) =>
     progress.scenario(position.index, position.total, names, text, first);
@@ -288,12 +299,13 @@ async function measureAlternating(
   const ceiling = resultOfSide(bare, null);
   return {
     results: [ceiling, ...others.map((side) => resultOfSide(side, ceiling.requestsPerSecond))],
-    rps: sides.map((side) => side.tally.roundsPerSecond),
+    tallies: sides.map((side) => side.tally),
   };
 }
 
-/** Round by round, the first series' requests per second over the second's. */
-const roundRatios = (over: number[], under: number[]) => over.map((rps, i) => rps / (under[i] ?? Number.NaN));
+/** Round by round, the first series' readings over the second's. */
+const roundRatios = (over: number[], under: number[]) =>
+  over.map((value, i) => value / (under[i] ?? Number.NaN));
 
 async function runScenario(
   { scenario, target, subject }: Planned,
@@ -370,7 +382,7 @@ async function runScenarios(
       const position = { index: i + 1, total: planned.length };
       if (bare && details && (plan === details || plan === quote)) continue;
       if (plan === bare && details) {
-        const { results, rps } = await measureAlternating(
+        const { results, tallies } = await measureAlternating(
           quote ? [bare, details, quote] : [bare, details],
           settings.ceilingRounds,
           position,
@@ -378,12 +390,22 @@ async function runScenarios(
         );
         result.scenarios.push(...results);
         ceilingRps = (results[0] as ScenarioResult).requestsPerSecond;
-        const [ceilingRounds = [], detailsRounds = [], quoteRounds] = rps;
+        const [ceilingTally, detailsTally, quoteTally] = tallies as [Tally, Tally, Tally | undefined];
         result.ceilingRounds = {
           rounds: settings.ceilingRounds,
           seconds: settings.seconds,
-          ratios: roundRatios(detailsRounds, ceilingRounds),
-          ...(quoteRounds ? { quoteRatios: roundRatios(quoteRounds, detailsRounds) } : {}),
+          ratios: roundRatios(detailsTally.roundsPerSecond, ceilingTally.roundsPerSecond),
+          cpuRatios: roundRatios(detailsTally.roundsCpuMsPerRequest, ceilingTally.roundsCpuMsPerRequest),
+          serviceRssBeforeBytes: detailsTally.roundsRssBeforeBytes,
+          ...(quoteTally
+            ? {
+                quoteRatios: roundRatios(quoteTally.roundsPerSecond, detailsTally.roundsPerSecond),
+                quoteCpuRatios: roundRatios(
+                  quoteTally.roundsCpuMsPerRequest,
+                  detailsTally.roundsCpuMsPerRequest,
+                ),
+              }
+            : {}),
         };
         continue;
       }

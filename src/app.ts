@@ -35,6 +35,7 @@ import { nodeHttp } from './http/node-http.ts';
 import { finishDocument, type OpenApiDocument, tag, withResponseHeaders } from './http/openapi.ts';
 import { rateLimitPerKey } from './http/rate-limit.ts';
 import { carryRequestId } from './http/request-context.ts';
+import { keepRouteOptions } from './http/route-of.ts';
 import { refuseUnstorableText } from './http/unstorable-text.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { newId } from './ids.ts';
@@ -115,6 +116,7 @@ export async function buildApp({
   // JSON.stringify. fast-json-stringify compiled a serializer per route and status (~45 MB at start-up) and ran
   // Ajv for every adjustment to pick its anyOf branch, slower than JSON.stringify on the larger answers.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  keepRouteOptions(app);
   registerJsonBody(app);
   for (const schema of components()) app.addSchema(schema);
   registerErrorHandling(app);

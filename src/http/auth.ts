@@ -8,6 +8,7 @@ import {
   type UnconfirmedKey,
 } from '../keys/keys.service.ts';
 import { AppError } from '../problems.ts';
+import { routeOf } from './route-of.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -42,7 +43,7 @@ const unknownKey = () => new AppError('unauthorized', 'The API key is not known 
 
 /** Scopes the request to the key's account: the refusal when the key is read-only and the route writes. */
 function admitted(request: FastifyRequest, account: Account): AppError | undefined {
-  if (account.readOnly && needsWriteAccess(request.method, request.routeOptions.config)) {
+  if (account.readOnly && needsWriteAccess(request.method, routeOf(request).config)) {
     return new AppError('forbidden', 'This API key is read-only');
   }
   request.account = account;
@@ -66,13 +67,13 @@ export function requireApiKey(app: FastifyInstance, db: Db): void {
   // A callback hook: a key this process remembers is settled without waiting for anything, and an async hook would
   // cost every request a promise and a turn of the microtask queue.
   app.addHook('onRequest', (request, _reply, done) => {
-    if (!isApiRoute(request.routeOptions.url)) return done();
+    if (!isApiRoute(routeOf(request).url)) return done();
     const presented = request.headers['x-api-key'];
     if (typeof presented !== 'string' || presented === '') {
       return done(new AppError('unauthorized', 'Send an API key in the x-api-key header'));
     }
     const recalled =
-      request.routeOptions.config.keyConfirmedByRead === true ? known.recall(presented) : undefined;
+      routeOf(request).config.keyConfirmedByRead === true ? known.recall(presented) : undefined;
     if (recalled) {
       request.unconfirmedKey = {
         id: recalled.account.keyId,

@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import type { ExpectedVersions, Versioned } from '../db/roots.ts';
 import { isApiRoute } from './auth.ts';
 import { answerCoding, codedTag, plainOpaque } from './compression.ts';
+import { routeOf } from './route-of.ts';
 
 // A single resource's ETag names its root and the root's version, so If-Match can be checked in the database
 // by version alone; any other response's is a hash of its bytes. Both are strong: equal tags, equal bytes. A
@@ -124,7 +125,7 @@ export function conditionalRequests(app: FastifyInstance): void {
     if (reply.statusCode !== 200 || (request.method !== 'GET' && request.method !== 'HEAD')) {
       return done(null, payload);
     }
-    if (!isApiRoute(request.routeOptions.url)) return done(null, payload);
+    if (!isApiRoute(routeOf(request).url)) return done(null, payload);
     let tag = reply.getHeader('etag');
     if (tag === undefined) {
       if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return done(null, payload);

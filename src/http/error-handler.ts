@@ -13,6 +13,7 @@ import {
   problemType,
 } from '../problems.ts';
 import { nodeHttp } from './node-http.ts';
+import { routeOf } from './route-of.ts';
 
 const { maxHeaderSize, STATUS_CODES } = nodeHttp;
 
@@ -166,7 +167,7 @@ function classify(error: FastifyError, request: FastifyRequest): Classified {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return {
         code: 'payload_too_large',
-        detail: `The request body is over the limit of ${request.routeOptions.bodyLimit} bytes`,
+        detail: `The request body is over the limit of ${routeOf(request).bodyLimit} bytes`,
       };
   }
   if (error instanceof StaleVersionError) return { code: 'precondition_failed', detail: error.message };

@@ -15,6 +15,7 @@ import {
   storeAnswer,
   takeOver,
 } from './idempotency.repository.ts';
+import { routeOf } from './route-of.ts';
 
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
 export const IDEMPOTENCY_TTL_HOURS = 24;
@@ -133,7 +134,7 @@ function answerOwner(request: FastifyRequest): { accountId: string; id: string }
 }
 
 function openedAnswer(request: FastifyRequest, stored: string): string {
-  const { sealAnswer } = request.routeOptions.config;
+  const { sealAnswer } = routeOf(request).config;
   if (!sealAnswer) return stored;
   try {
     return sealAnswer.open(stored, answerOwner(request));
@@ -207,13 +208,12 @@ export function idempotencyKeys(app: FastifyInstance, db: Db): void {
   // Callback hooks: a request without a key to claim or a claim to settle (every GET) goes on at once.
   app.addHook('preHandler', (request, reply, done) => {
     const key = request.headers[headerName];
-    if (typeof key !== 'string' || !isIdempotentRoute(request.method, request.routeOptions.url))
-      return done();
+    if (typeof key !== 'string' || !isIdempotentRoute(request.method, routeOf(request).url)) return done();
     claimFor(request, reply, key).then(() => done(), done);
   });
 
   const settle = async (request: FastifyRequest, reply: FastifyReply, payload: unknown, held: HeldClaim) => {
-    const { sealAnswer } = request.routeOptions.config;
+    const { sealAnswer } = routeOf(request).config;
     const keyOf = { accountId: request.account.id, key: held.key };
     // An answer its route sent as bytes (configure's) is kept as the text it is.
     const answer = Buffer.isBuffer(payload) ? payload.toString() : payload;

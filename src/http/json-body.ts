@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import { errorCodes, type FastifyInstance } from 'fastify';
 import { AppError, pointer } from '../problems.ts';
 import { arrayBoundsOf, type StructuralProblem, StructureScan } from './body-bounds.ts';
+import { routeOf } from './route-of.ts';
 import { mayHoldUnstorable } from './unstorable-text.ts';
 
 /** Arrays and objects nest at most this deep in a body; the deepest the API reads is 6. */
@@ -120,14 +121,14 @@ export function registerJsonBody(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', (request, payload, done) => {
-    const limit = request.routeOptions.bodyLimit;
+    const limit = routeOf(request).bodyLimit;
     const declared = Number(request.headers['content-length']);
     if (declared > limit) {
       lingerAfterAnswer(request.raw.socket);
       done(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE(), undefined);
       return;
     }
-    const scan = new StructureScan(arrayBoundsOf(request.routeOptions.schema?.body), MAX_JSON_DEPTH);
+    const scan = new StructureScan(arrayBoundsOf(routeOf(request).schema?.body), MAX_JSON_DEPTH);
     const pieces: Buffer[] = [];
     let received = 0;
     // Once refused, the stream flows on with nobody listening until the connection closes: what arrives is dropped.

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
 import { AppError } from '../problems.ts';
 import { isApiRoute } from './auth.ts';
+import { routeOf } from './route-of.ts';
 
 interface Bucket {
   tokens: number;
@@ -68,7 +69,7 @@ export function rateLimitPerKey(app: FastifyInstance, config: Config): void {
   const buckets = new TokenBuckets(config.rateLimitPerSecond, config.rateLimitBurst);
   const limit = String(config.rateLimitBurst);
   app.addHook('onRequest', (request, reply, done) => {
-    if (!isApiRoute(request.routeOptions.url)) return done();
+    if (!isApiRoute(routeOf(request).url)) return done();
     const taken = buckets.take(request.account.keyId);
     reply.header('ratelimit-limit', limit);
     if (taken.allowed) {

@@ -493,7 +493,8 @@ export function toMarkdown(results: Results): string {
           `. CPU an answer, round by round: details ${times(cpuRatios)} the ceiling's` +
           (quoteCpuRatios ? `, the quote ${times(quoteCpuRatios)} details'` : '') +
           `; the service's RSS as each details round began: ${serviceRssBeforeBytes.map(mb).join(', ')} MB ` +
-          '(a drop: it gave memory back in the pause before, and the round runs on code V8 optimises again).',
+          '(where it is lower than the round before, the service gave memory back in the pause between, and that ' +
+          'round runs on code V8 optimises again).',
         '',
       );
     }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { newId } from '../../src/ids.ts';
+import { firstIdAt, newId } from '../../src/ids.ts';
 
 test('ids made one after another are distinct and sort in the order they were made, across many refills of the random pool', () => {
   // 4096 bytes of pool make ~400 draws; 20,000 ids span several milliseconds and many refills.
@@ -18,4 +18,20 @@ test('the random part of each new millisecond is drawn afresh', async () => {
   }
   // Ids of distinct milliseconds share no random part (a repeated draw would show here, or a part never redrawn).
   assert.equal(randomParts.size, 50);
+});
+
+test('the first ten characters after the prefix are the millisecond the id was made, in Crockford base32', () => {
+  const alphabet = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+  for (let i = 0; i < 1000; i++) {
+    const before = Date.now();
+    const id = newId('bundle');
+    const after = Date.now();
+    let time = 0;
+    for (const char of id.slice(4, 14)) time = time * 32 + alphabet.indexOf(char);
+    assert.ok(
+      id.startsWith('bnd_') && time >= before && time <= after,
+      `${id}: ${time} not in ${before}..${after}`,
+    );
+    assert.equal(firstIdAt('bundle', time), `${id.slice(0, 14)}${'0'.repeat(16)}`);
+  }
 });

@@ -45,6 +45,8 @@ function sameStamps(held: Map<string, string>, now: Map<string, string>): boolea
 export class StampedCache<T extends Stamped> {
   readonly #maxBytes: number;
   readonly #entries = new Map<string, { entry: T; size: number }>();
+  /** The key inserted last, so already the most recently used: a hit on it moves nothing (see get). */
+  #newest: string | undefined;
   #bytes = 0;
   /** Reads answered from an entry, and reads that had to build one (for /metrics). */
   hits = 0;
@@ -74,9 +76,14 @@ export class StampedCache<T extends Stamped> {
   get(key: string): T | undefined {
     const held = this.#entries.get(key);
     if (!held) return undefined;
-    // Map keeps insertion order: re-inserting makes this the most recently used.
-    this.#entries.delete(key);
-    this.#entries.set(key, held);
+    // Map keeps insertion order: re-inserting makes this the most recently used. A key that already is is left
+    // alone: each delete leaves a hole that the Map's table fills up with, and clearing them allocates a new one,
+    // ~0.7 KB a hit when one entry takes every request.
+    if (key !== this.#newest) {
+      this.#entries.delete(key);
+      this.#entries.set(key, held);
+      this.#newest = key;
+    }
     return held.entry;
   }
 
@@ -85,11 +92,11 @@ export class StampedCache<T extends Stamped> {
     const size = sizeOf(key, entry);
     if (size > this.#maxBytes) return;
     this.#entries.set(key, { entry, size });
+    this.#newest = key;
     this.#bytes += size;
-    for (const [oldest, held] of this.#entries) {
+    for (const oldest of this.#entries.keys()) {
       if (this.#bytes <= this.#maxBytes) break;
-      this.#entries.delete(oldest);
-      this.#bytes -= held.size;
+      this.delete(oldest);
     }
   }
 
@@ -106,6 +113,7 @@ export class StampedCache<T extends Stamped> {
     const held = this.#entries.get(key);
     if (!held) return;
     this.#entries.delete(key);
+    if (key === this.#newest) this.#newest = undefined;
     this.#bytes -= held.size;
   }
 

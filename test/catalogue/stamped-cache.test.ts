@@ -91,3 +91,36 @@ test('a build is shared only while under way, and only under its own key', async
   started[2]?.settle('v1');
   assert.equal((await next).built, 3);
 });
+
+test('past its bound the least recently used entry goes first; a hit makes an entry the most recent, the newest included', () => {
+  // Each entry weighs 1,000 bytes and ~354 of overhead (a one-letter key, one stamp): two fit in 3,000, three do not.
+  const cache = new StampedCache<Entry>(3_000);
+  const entry = (built: number): Entry => ({
+    built,
+    stamps: stampsOf('v1'),
+    validUntil: Number.POSITIVE_INFINITY,
+    weight: 1_000,
+  });
+  const held = () => ['a', 'b', 'c', 'd'].filter((key) => cache.get(key) !== undefined);
+  cache.set('a', entry(1));
+  cache.set('b', entry(2));
+  assert.equal(cache.get('a')?.built, 1);
+  cache.set('c', entry(3));
+  assert.equal(cache.size, 2);
+  assert.equal(cache.get('b'), undefined, 'b, least recently used, went');
+  // c is the newest; getting it again keeps it so, and a is now the one to go.
+  assert.equal(cache.get('c')?.built, 3);
+  assert.equal(cache.get('c')?.built, 3);
+  cache.set('d', entry(4));
+  assert.equal(cache.get('a'), undefined, 'a went, not c');
+  assert.equal(cache.get('c')?.built, 3);
+  // The newest deleted: the next hit still moves its entry to the end.
+  cache.delete('c');
+  assert.equal(cache.get('d')?.built, 4);
+  cache.set('e', entry(5));
+  cache.set('f', entry(6));
+  assert.deepEqual(held(), []);
+  assert.equal(cache.get('e')?.built, 5);
+  assert.equal(cache.get('f')?.built, 6);
+  assert.equal(cache.bytes, 2 * (1_000 + 2 + 256 + 96));
+});

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { before, test } from 'node:test';
-import { createKey, revokeApiKey } from '../../src/keys/keys.service.ts';
+import { createKey, KnownKeys, revokeApiKey } from '../../src/keys/keys.service.ts';
 import { assertProblem, type CallResult, describeEachDatabase } from '../helpers/app.ts';
 
 interface Operation {
@@ -139,4 +139,18 @@ describeEachDatabase('API keys on every /v1 route', (ctx) => {
       assert.equal(result.status, 200, url);
     }
   });
+});
+
+test('the keys a process remembers: past 10,000 the least recently presented goes, the most recent stays', () => {
+  const known = new KnownKeys();
+  const account = { id: 'acme', keyId: 'key_1', readOnly: false };
+  const presented = Array.from({ length: 10_001 }, (_, i) => `cpq_${String(i).padStart(43, '0')}`);
+  for (const key of presented.slice(0, 10_000)) known.remember(hash('sha256', key), account);
+  // The first is recalled (moved to the most recent), the last twice (already the most recent, it stays).
+  assert.ok(known.recall(presented[0] as string));
+  assert.ok(known.recall(presented[9_999] as string));
+  assert.ok(known.recall(presented[9_999] as string));
+  known.remember(hash('sha256', presented[10_000] as string), account);
+  assert.equal(known.recall(presented[1] as string), undefined, 'the least recently presented went');
+  for (const i of [0, 2, 9_999, 10_000]) assert.ok(known.recall(presented[i] as string), `key ${i} kept`);
 });

@@ -1,6 +1,7 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Db } from '../db/database.ts';
 import { newId } from '../ids.ts';
+import { RecencyMap } from '../recency-map.ts';
 import {
   type ApiKeyRecord,
   findActiveKeyByHash,
@@ -75,9 +76,7 @@ const KNOWN_KEYS = 10_000;
  * revocation does, and that every read sees in the database.
  */
 export class KnownKeys {
-  readonly #byHash = new Map<string, Account>();
-  /** The hash inserted last, so already the most recently presented: recalling it moves nothing. */
-  #newest: string | undefined;
+  readonly #byHash = new RecencyMap<Account>();
 
   /** The account of `presented` when this process has seen it live, unconfirmed. */
   recall(presented: string): { account: Account; keyHash: string } | undefined {
@@ -86,25 +85,20 @@ export class KnownKeys {
     // Found by the whole hash: how long that takes tells of hashes, which no one can turn back into keys.
     const held = this.#byHash.get(keyHash);
     if (!held) return undefined;
-    // Map keeps insertion order: re-inserting makes this the most recently presented. Not when it already is: each
-    // delete leaves a hole in the Map's table, and clearing them allocates a new one (StampedCache.get).
-    if (keyHash !== this.#newest) this.remember(keyHash, held);
+    this.#byHash.touch(keyHash, held);
     return { account: held, keyHash };
   }
 
   remember(keyHash: string, account: Account): void {
-    this.#byHash.delete(keyHash);
     this.#byHash.set(keyHash, account);
-    this.#newest = keyHash;
     for (const oldest of this.#byHash.keys()) {
       if (this.#byHash.size <= KNOWN_KEYS) break;
-      this.forget(oldest);
+      this.#byHash.delete(oldest);
     }
   }
 
   forget(keyHash: string): void {
     this.#byHash.delete(keyHash);
-    if (keyHash === this.#newest) this.#newest = undefined;
   }
 }
 

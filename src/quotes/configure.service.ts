@@ -3,6 +3,7 @@ import type { Db } from '../db/database.ts';
 import type { AnswerGate } from '../http/heavy-answers.ts';
 import type { UnconfirmedKey } from '../keys/keys.service.ts';
 import { AppError, bodyItem, invalid, notFound, type ProblemItem, throwIfProblems } from '../problems.ts';
+import { RecencyMap } from '../recency-map.ts';
 import {
   type Configured,
   compileModel,
@@ -174,22 +175,21 @@ function outcomeOf(
     return orRefused(searched(bundle, model, fixed, maxSteps), maxSteps);
   // The order of the choices is kept: it can decide which of two equally cheap completions is found.
   const key = `${bundle.id}\n${fixed.chosen.join(',')}\n${fixed.rejected.join(',')}`;
-  kept.entry.configured ??= new Map();
+  kept.entry.configured ??= new RecencyMap();
   const memo = kept.entry.configured;
   let outcome = memo.get(key);
   if (outcome !== undefined) {
-    // Map keeps insertion order: re-inserting makes this the most recently asked.
-    memo.delete(key);
-  } else {
-    outcome = searched(bundle, model, fixed, maxSteps);
-    let grown = weightOf(key, outcome);
-    for (const [oldest, evicted] of memo) {
-      if (memo.size < keptAnswers) break;
-      memo.delete(oldest);
-      grown -= weightOf(oldest, evicted);
-    }
-    kept.grew(grown);
+    memo.touch(key, outcome);
+    return orRefused(outcome, maxSteps);
   }
+  outcome = searched(bundle, model, fixed, maxSteps);
+  let grown = weightOf(key, outcome);
+  for (const [oldest, evicted] of memo) {
+    if (memo.size < keptAnswers) break;
+    memo.delete(oldest);
+    grown -= weightOf(oldest, evicted);
+  }
+  kept.grew(grown);
   memo.set(key, outcome);
   return orRefused(outcome, maxSteps);
 }

@@ -5,6 +5,7 @@ import type { AnswerGate } from '../http/heavy-answers.ts';
 import { confirmKey, type UnconfirmedKey } from '../keys/keys.service.ts';
 import { normaliseInstant } from '../price-books/instants.ts';
 import { invalid, invalidOrUnknownReference, type ProblemItem } from '../problems.ts';
+import type { RecencyMap } from '../recency-map.ts';
 import type { Configured } from '../rules/configurator.ts';
 import { type CatalogueBundle, checkQuoteRequest, priceQuote } from './quotes.engine.ts';
 import { loadQuoteCatalogue } from './quotes.repository.ts';
@@ -17,7 +18,7 @@ export interface CachedCatalogue extends Stamped {
    * What configure worked out on this state of the catalogue, by bundle and selections and rejections, null where
    * the search passed its step budget (configure.service.ts); weighed into the entry.
    */
-  configured?: Map<string, KeptOutcome | null>;
+  configured?: RecencyMap<KeptOutcome | null>;
 }
 
 /** What configure worked out for one state of a bundle, with its answer's options as JSON in UTF-8. */

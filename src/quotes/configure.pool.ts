@@ -1,12 +1,12 @@
 import { Piscina } from 'piscina';
 import { AppError } from '../problems.ts';
-import type { Configured } from '../rules/configurator.ts';
 import type { ConfigureResult, ConfigureTask } from '../rules/configure.worker.ts';
 
 // The threads configure searches in (docs/configuration.md, "Bounded"): none until the first search, at most
 // `threads`, each stopped after a quiet spell, so a process that never configures holds none. Each thread stops its
-// own search at the CPU budget; one that has not answered after BUDGETS_WAITED budgets (queued, starved of CPU, or
-// stuck) is terminated and another started in its place, so every request is answered in that time.
+// own search at the CPU budget, or at the request's deadline (BUDGETS_WAITED budgets after it came, on a machine too
+// busy to give it the CPU); a thread that has not answered a little after that (stuck) is terminated and another
+// started in its place. So every request is answered within three budgets.
 
 export interface ConfigurePoolLimits {
   threads: number;
@@ -16,13 +16,12 @@ export interface ConfigurePoolLimits {
 
 /** How long, in budgets, a request waits for its search (queued and running) before it is refused. */
 const BUDGETS_WAITED = 2.5;
+/** How long, in budgets, before a thread still searching is terminated. */
+const BUDGETS_TO_TERMINATE = 2.9;
 /** Milliseconds a thread with nothing to do stays before it stops. */
 const IDLE_MS = 30_000;
 /** Searches waiting for a thread, per thread, before a request is turned away at once. */
 const QUEUED_PER_THREAD = 16;
-
-/** What a search came to: an answer, or the bound it passed (`wait`: it was not answered in time). */
-export type Searched = { configured: Configured } | { refused: 'steps' | 'time' | 'wait' };
 
 export class ConfigurePool {
   readonly limits: ConfigurePoolLimits;
@@ -37,7 +36,7 @@ export class ConfigurePool {
     return this.#pool?.threads.length ?? 0;
   }
 
-  async search(task: Omit<ConfigureTask, 'maxSteps' | 'budgetMs'>): Promise<Searched> {
+  async search(task: Omit<ConfigureTask, 'maxSteps' | 'budgetMs' | 'deadline'>): Promise<ConfigureResult> {
     const { threads, budgetMs, maxSteps } = this.limits;
     this.#pool ??= new Piscina({
       filename: new URL('../rules/configure.worker.ts', import.meta.url).href,
@@ -56,9 +55,10 @@ export class ConfigurePool {
       );
     }
     try {
+      const deadline = Date.now() + BUDGETS_WAITED * budgetMs;
       return await pool.run(
-        { ...task, maxSteps, budgetMs },
-        { signal: AbortSignal.timeout(Math.ceil(BUDGETS_WAITED * budgetMs)) },
+        { ...task, maxSteps, budgetMs, deadline },
+        { signal: AbortSignal.timeout(Math.ceil(BUDGETS_TO_TERMINATE * budgetMs)) },
       );
     } catch (error) {
       if (error instanceof Error && error.name === 'AbortError') return { refused: 'wait' };

@@ -26,9 +26,12 @@ export interface ConfigureTask {
   maxSteps: number;
   /** CPU time, in milliseconds, the search (compiling included) may spend. */
   budgetMs: number;
+  /** When (Date.now()) the request stops waiting: a search not done by then stops too, its thread kept. */
+  deadline: number;
 }
 
-export type ConfigureResult = { configured: Configured } | { refused: 'steps' | 'time' };
+/** What a search came to: an answer, or the bound it passed (`wait`: the deadline, on a busy machine). */
+export type ConfigureResult = { configured: Configured } | { refused: 'steps' | 'time' | 'wait' };
 
 const MODELS_KEPT = 32;
 const models = new RecencyMap<Model>();
@@ -56,18 +59,22 @@ function modelOf(task: ConfigureTask): Model {
 }
 
 export default function search(task: ConfigureTask): ConfigureResult {
+  if (Date.now() >= task.deadline) return { refused: 'wait' };
   const started = process.threadCpuUsage();
   const limit = task.budgetMs * 1000;
+  let late = false;
   const spent = () => {
     const used = process.threadCpuUsage(started);
-    return used.user + used.system > limit;
+    late = Date.now() >= task.deadline;
+    return used.user + used.system > limit || late;
   };
   try {
     const model = modelOf(task);
     const fixed = { chosen: task.chosen, rejected: task.rejected };
     return { configured: configure(model, fixed, { maxSteps: task.maxSteps, spent }) };
   } catch (error) {
-    if (error instanceof SearchBudgetExceeded) return { refused: error.by };
+    if (error instanceof SearchBudgetExceeded)
+      return { refused: error.by === 'time' && late ? 'wait' : error.by };
     throw error;
   }
 }

@@ -3,9 +3,11 @@
 // pause, each a state not asked before, while /healthz and an unrelated bundle are read one request at a time. The
 // reads must stay prompt and never fail, every hard request must be answered 200 or 422 configuration_too_complex
 // within three budgets (CONFIGURE_BUDGET_MS, default 1000 ms), and a small configure after them must be prompt.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type Latencies, latencies, probeHealth } from './hostile.ts';
+import { peakRss, resetPeakRss, residentSetSize, type ServiceUnderTest } from './processes.ts';
 import { progress } from './progress.ts';
-import { p99LimitMs, type Target } from './report.ts';
+import { p99LimitMs, rssLimitBytes, type Target } from './report.ts';
 import { pigeonholeOptions, pigeonholeRules } from './rules.ts';
 import { BenchError, callOk } from './scenarios.ts';
 
@@ -18,6 +20,10 @@ export interface ConfigureHardResult {
   hard: Omit<Latencies, 'failures'>;
   healthz: Latencies;
   read: Latencies;
+  /** The same reads for as long before, with no configure running: what the machine gives them alone. */
+  alone: { healthz: Latencies; read: Latencies };
+  rssBeforeBytes: number;
+  peakRssBytes: number;
   /** A small configure (the configure scenario's first state) right after. */
   nextSmallMs: number;
 }
@@ -43,26 +49,42 @@ async function createPigeonhole(baseUrl: string, key: string): Promise<{ id: str
   return { id: bundle.id, optionIds };
 }
 
-export async function measureConfigureHard(
+/** /healthz and a bundle read, one request at a time each, until `stop` settles. */
+const probeReads = (
   baseUrl: string,
+  headers: Record<string, string>,
+  readBundleId: string,
+  stop: Promise<void>,
+) =>
+  Promise.all([
+    probeHealth(baseUrl, stop, { intervalMs: 10 }),
+    probeHealth(baseUrl, stop, { path: `/v1/bundles/${readBundleId}`, headers, intervalMs: 10 }),
+  ]);
+
+export async function measureConfigureHard(
+  service: ServiceUnderTest,
   key: string,
   options: { seconds: number; budgetMs: number; readBundleId: string; small: { url: string; body: string } },
 ): Promise<ConfigureHardResult> {
+  const { baseUrl } = service;
   progress.phase('configure on the pigeonhole bundle beside reads: creating the bundle');
   const { id, optionIds } = await createPigeonhole(baseUrl, key);
   const headers = { 'x-api-key': key, 'content-type': 'application/json' };
-  progress.phase(`configure on the pigeonhole bundle beside reads: ${options.seconds} s`);
-  let stopped = false;
-  const stop = new Promise<void>((resolve) =>
-    setTimeout(() => {
-      stopped = true;
-      resolve();
-    }, options.seconds * 1000),
+  progress.phase(`reads alone: ${options.seconds} s`);
+  const [aloneHealthz, aloneRead] = await probeReads(
+    baseUrl,
+    headers,
+    options.readBundleId,
+    sleep(options.seconds * 1000),
   );
-  const probes = Promise.all([
-    probeHealth(baseUrl, stop, { intervalMs: 10 }),
-    probeHealth(baseUrl, stop, { path: `/v1/bundles/${options.readBundleId}`, headers, intervalMs: 10 }),
-  ]);
+  progress.phase(`configure on the pigeonhole bundle beside reads: ${options.seconds} s`);
+  const rssBeforeBytes = residentSetSize(service.child.pid);
+  resetPeakRss(service.child.pid);
+  let stopped = false;
+  const stop = sleep(options.seconds * 1000).then(() => {
+    stopped = true;
+  });
+  const probes = probeReads(baseUrl, headers, options.readBundleId, stop);
   const statusCodes: Record<string, number> = {};
   let errors = 0;
   const samples: number[] = [];
@@ -96,6 +118,9 @@ export async function measureConfigureHard(
   };
   await Promise.all(Array.from({ length: CLIENTS }, client));
   const [healthz, read] = await probes;
+  const peakRssBytes = peakRss(service.child.pid);
+  // A read first, so that the configure is timed on a connection already open.
+  await (await fetch(`${baseUrl}/healthz`)).arrayBuffer();
   const started = performance.now();
   const next = await fetch(options.small.url, { method: 'POST', headers, body: options.small.body });
   await next.arrayBuffer();
@@ -110,6 +135,9 @@ export async function measureConfigureHard(
     hard: latencies(samples),
     healthz,
     read,
+    alone: { healthz: aloneHealthz, read: aloneRead },
+    rssBeforeBytes,
+    peakRssBytes,
     nextSmallMs,
   };
 }
@@ -128,6 +156,12 @@ export function configureHardTargets(result: ConfigureHardResult): Target[] {
       value: `${fixed(result.healthz.p99Ms)} / ${fixed(result.read.p99Ms)} ms`,
       limit: `< ${p99LimitMs} ms`,
       pass: result.healthz.p99Ms < p99LimitMs && result.read.p99Ms < p99LimitMs,
+    },
+    {
+      name: 'configure-hard: peak RSS of the service',
+      value: `${(result.peakRssBytes / 1e6).toFixed(0)} MB (before ${(result.rssBeforeBytes / 1e6).toFixed(0)} MB)`,
+      limit: `< ${(rssLimitBytes / 1e6).toFixed(0)} MB`,
+      pass: result.peakRssBytes < rssLimitBytes,
     },
     {
       name: 'configure-hard: reads failed',
@@ -163,8 +197,9 @@ export function configureHardSection(result: ConfigureHardResult): string[] {
       .map(([status, count]) => `${status}: ${count}`)
       .join(', ')}${result.errors > 0 ? `, errors: ${result.errors}` : ''}; ` +
       `p50 ${fixed(result.hard.p50Ms)} ms, max ${fixed(result.hard.maxMs)} ms.`,
-    `- /healthz: ${read(result.healthz)}.`,
-    `- GET /v1/bundles/{id}: ${read(result.read)}.`,
+    `- /healthz: ${read(result.healthz)}; alone before: ${read(result.alone.healthz)}.`,
+    `- GET /v1/bundles/{id}: ${read(result.read)}; alone before: ${read(result.alone.read)}.`,
+    `- Service RSS ${(result.rssBeforeBytes / 1e6).toFixed(0)} MB before, peak ${(result.peakRssBytes / 1e6).toFixed(0)} MB.`,
     `- The next small configure: ${fixed(result.nextSmallMs)} ms.`,
     '',
   ];

@@ -495,7 +495,7 @@ function hostileBeside(service: ServiceUnderTest, key: string, seeded: SeededBun
   return measureHostile(service, key, { large, typical: active('typical') }, normal, settings.seconds);
 }
 
-/** Hard configure requests beside reads of a typical bundle; then the configure scenario's first state. */
+/** Hard configure requests beside reads of a typical bundle; then the configure scenario's first state, searched. */
 function configureHardBeside(
   service: ServiceUnderTest,
   key: string,
@@ -505,11 +505,15 @@ function configureHardBeside(
   const readBundle = seeded.find((b) => b.kind === 'typical' && b.isActive);
   const first = configure.bodies?.[0] ?? configure.body;
   if (!readBundle || first === undefined) throw new BenchError('no typical bundle or configure state to use');
-  return measureConfigureHard(service.baseUrl, key, {
+  return measureConfigureHard(service, key, {
     seconds: settings.seconds,
     budgetMs: 1000,
     readBundleId: readBundle.id,
-    small: { url: `${service.baseUrl}${configure.path}`, body: first },
+    // Two of the bundle: a state not kept yet, so it is searched in a thread.
+    small: {
+      url: `${service.baseUrl}${configure.path}`,
+      body: JSON.stringify({ ...JSON.parse(first), quantity: 2 }),
+    },
   });
 }
 

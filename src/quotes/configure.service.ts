@@ -114,6 +114,7 @@ function tooComplex(by: Refusal | 'wait', pool: ConfigurePool): AppError {
   const what = {
     steps: `took more than ${maxSteps} search steps (CONFIGURE_MAX_STEPS)`,
     time: `took more than ${budgetMs} ms of CPU time (CONFIGURE_BUDGET_MS)`,
+    memory: 'needed more memory than a configure thread has',
     wait: `could not be finished in time: the server is busy (CONFIGURE_BUDGET_MS is ${budgetMs} ms of CPU time)`,
   }[by];
   return new AppError(

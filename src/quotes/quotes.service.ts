@@ -21,8 +21,11 @@ export interface CachedCatalogue extends Stamped {
   configured?: RecencyMap<KeptOutcome | Refusal>;
 }
 
-/** The bound a configure search passed: its steps (CONFIGURE_MAX_STEPS) or its CPU time (CONFIGURE_BUDGET_MS). */
-export type Refusal = 'steps' | 'time';
+/**
+ * The bound a configure search passed: its steps (CONFIGURE_MAX_STEPS), its CPU time (CONFIGURE_BUDGET_MS) or its
+ * thread's memory.
+ */
+export type Refusal = 'steps' | 'time' | 'memory';
 
 /** What configure worked out for one state of a bundle, with its answer's options as JSON in UTF-8. */
 export interface KeptOutcome {

@@ -1,0 +1,16 @@
+import { readFileSync } from 'node:fs';
+import { build } from 'esbuild';
+import { Piscina } from 'piscina';
+const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]) / 1024;
+const t = performance.now();
+const out = await build({ entryPoints: [new URL('../src/rules/configure.worker.ts', import.meta.url).pathname], bundle: true, format: 'esm', platform: 'node', write: false, minify: false });
+const code = out.outputFiles[0].text;
+console.log('built', (performance.now() - t).toFixed(0), 'ms', code.length, 'bytes');
+import { writeFileSync } from 'node:fs';
+writeFileSync(new URL('./worker.mjs', import.meta.url), code);
+const pool = new Piscina({ filename: new URL('./worker.mjs', import.meta.url).href, minThreads: 0, maxThreads: 2 });
+const source = JSON.stringify({ options: [{ id: 'o', type: 'INCLUDED', minCount: null, maxCount: null, defaultProductId: null, products: ['a'] }], rules: [] });
+console.log('start', rss().toFixed(0));
+const r = await Promise.all([1, 2].map(() => pool.run({ modelKey: 'm', source, chosen: [], rejected: [], maxSteps: 1e9, budgetMs: 1000, deadline: Date.now() + 10000 })));
+console.log('two threads', rss().toFixed(0), pool.threads.length, r.map(x => Object.keys(x)));
+await pool.destroy();

@@ -206,7 +206,7 @@ export const environment: readonly {
   {
     name: 'CONFIGURE_THREADS',
     field: 'configureThreads',
-    default: '2',
+    default: '1',
     allowed: 'an integer from 1 to 64 (per process of cpq serve --workers)',
   },
   {
@@ -290,8 +290,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     heavyAnswersQueued: number('HEAVY_ANSWERS_QUEUED', 32),
     configureMaxSteps: number('CONFIGURE_MAX_STEPS', 1_000_000),
     configureBudgetMs: number('CONFIGURE_BUDGET_MS', 1000),
-    // Two: three hard requests at once are all answered within three budgets, the third after one.
-    configureThreads: number('CONFIGURE_THREADS', 2),
+    // One: beside the event loop, the second core of a small machine, and the least memory; three hard requests at
+    // once are still each answered within three budgets (a search stops at its request's deadline).
+    configureThreads: number('CONFIGURE_THREADS', 1),
     configureAnswersKept: number('CONFIGURE_ANSWERS_KEPT', 256),
     webhooksSecretKey: read('WEBHOOKS_SECRET_KEY') ?? null,
     webhooksAllowPrivate: toggle(read('WEBHOOKS_ALLOW_PRIVATE'), false, 'true', 'false'),

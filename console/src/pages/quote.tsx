@@ -78,8 +78,6 @@ const stateLabels = {
   available: 'Available',
 } as const;
 
-const same = (a: Choice) => (b: Choice) => a.optionId === b.optionId && a.productId === b.productId;
-
 export function QuotePage({
   bundleId,
   place,
@@ -143,14 +141,17 @@ export function QuotePage({
     ),
   );
   const productName = (c: Choice) => productNames.get(`${c.optionId}\n${c.productId}`);
-  const label = (c: Choice) => {
+  const product = (c: Choice) => {
     const name = productName(c);
-    return `${name ? `${name} (${c.productId})` : c.productId} in ${names.get(c.optionId) ?? c.optionId}`;
+    return name ? `${name} (${c.productId})` : c.productId;
   };
+  const option = (c: Choice) => names.get(c.optionId) ?? c.optionId;
   const result = answer.data;
   // No valid configuration extends a conflict, so every product not chosen is "excluded" by the conflict alone:
   // shown as on hold until a way out is taken, not as excluded for good.
   const conflict = result !== undefined && !result.valid;
+  // The same product, by option and product id.
+  const same = (a: Choice) => (b: Choice) => a.optionId === b.optionId && a.productId === b.productId;
   const isSelected = (optionId: string, productId: string) =>
     selections.some((s) => s.optionId === optionId && s.productId === productId);
   const isRejected = (optionId: string, productId: string) =>
@@ -182,8 +183,8 @@ export function QuotePage({
   const added = result?.completion?.selections.filter((c) => !isSelected(c.optionId, c.productId)) ?? [];
   const repairWords = (repair: Repair) =>
     [
-      ...repair.remove.map((c) => `Remove ${label(c)}`),
-      ...repair.unreject.map((c) => `Allow ${label(c)} again`),
+      ...repair.remove.map((c) => `Remove ${product(c)} from ${option(c)}`),
+      ...repair.unreject.map((c) => `Allow ${product(c)} in ${option(c)} again`),
     ].join(', and ');
   const applyRepair = (repair: Repair) =>
     go({
@@ -233,6 +234,26 @@ export function QuotePage({
       <ProblemBanner problem={answer.problem} />
       <div class="builder">
         <div class="choices">
+          {conflict && (
+            <section class="notice repairs" aria-labelledby="repairs-heading">
+              <h2 id="repairs-heading">These choices conflict</h2>
+              <p class="small">
+                Until the conflict is fixed, the products not chosen are on hold.
+                {result.repairs.length > 0 ? ' One click fixes it:' : ''}
+              </p>
+              {result.repairs.length > 0 && (
+                <ul class="plain">
+                  {result.repairs.map((repair) => (
+                    <li key={repairWords(repair)}>
+                      <button type="button" class="secondary" onClick={() => applyRepair(repair)}>
+                        {repairWords(repair)}
+                      </button>
+                    </li>
+                  ))}
+                </ul>
+              )}
+            </section>
+          )}
           {(result?.options ?? []).map((option) => (
             <fieldset key={option.optionId} class="option" data-option={option.optionId}>
               <legend>
@@ -314,12 +335,6 @@ export function QuotePage({
             </fieldset>
           ))}
           {result === undefined && answer.problem === null && <Loading what="the configuration" />}
-          {conflict && (
-            <p class="notice small" data-held>
-              While the choices conflict, products not chosen are on hold: take one of the ways out in the
-              summary to see what each allows.
-            </p>
-          )}
         </div>
         <aside class="summary" aria-labelledby="summary-heading" aria-live="polite">
           <h2 id="summary-heading">Summary</h2>
@@ -343,20 +358,7 @@ export function QuotePage({
                   ))}
                 </ul>
               )}
-              {result.repairs.length > 0 && (
-                <div class="repairs">
-                  <h3>Ways out</h3>
-                  <ul class="plain">
-                    {result.repairs.map((repair) => (
-                      <li key={repairWords(repair)}>
-                        <button type="button" class="secondary" onClick={() => applyRepair(repair)}>
-                          {repairWords(repair)}
-                        </button>
-                      </li>
-                    ))}
-                  </ul>
-                </div>
-              )}
+
               {result.valid && !result.complete && added.length > 0 && (
                 <div class="completion">
                   <p>

@@ -27,7 +27,6 @@ import {
   registerErrorHandling,
   schemaErrorFormatter,
 } from './http/error-handler.ts';
-import { type AnswerLimits, answerLimits } from './http/heavy-answers.ts';
 import { idempotencyKeys } from './http/idempotency.ts';
 import { registerJsonBody } from './http/json-body.ts';
 import { registerMetrics } from './http/metrics.ts';
@@ -44,6 +43,7 @@ import { priceBooksRoutes } from './price-books/price-books.routes.ts';
 import { AppError } from './problems.ts';
 import { quotesRoutes } from './quotes/quotes.routes.ts';
 import { rulesRoutes } from './rules/rules.routes.ts';
+import { type AnswerLimits, answerLimits } from './shared/heavy-answers.ts';
 import { webhooksRoutes } from './webhooks/webhooks.routes.ts';
 
 export interface AppOptions {

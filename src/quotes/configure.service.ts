@@ -1,10 +1,8 @@
 import type { StampedCache } from '../catalogue/stamped-cache.ts';
-import type { Db } from '../db/database.ts';
-import type { AnswerGate } from '../http/heavy-answers.ts';
-import type { UnconfirmedKey } from '../keys/keys.service.ts';
 import { AppError, bodyItem, invalid, notFound, type ProblemItem, throwIfProblems } from '../problems.ts';
 import { RecencyMap } from '../recency-map.ts';
 import type { Configured, Fixed, ModelOption, Reason, Repair } from '../rules/configurator.ts';
+import type { RequestScope } from '../shared/scope.ts';
 import type { ConfigurePool } from './configure.pool.ts';
 import type { ConfigureAnswer, ConfigureRequest } from './configure.schemas.ts';
 import { type CatalogueBundle, defaultQuantity, priceQuote, unitPriceOf } from './quotes.engine.ts';
@@ -259,22 +257,25 @@ function repairJson(request: ConfigureRequest, repair: Repair): ConfigureAnswer[
  * when none does, the smallest repairs. The search runs in `pool`, off the event loop, within its budget. A read.
  */
 export async function configureBundle(
-  db: Db,
-  cache: StampedCache<CachedCatalogue> | null,
-  gate: AnswerGate,
-  pool: ConfigurePool,
-  accountId: string,
-  key: UnconfirmedKey | null,
-  bundleId: string,
-  request: ConfigureRequest,
-  keptAnswers: number,
+  scope: RequestScope,
+  {
+    bundleId,
+    request,
+    cache,
+    pool,
+  }: {
+    bundleId: string;
+    request: ConfigureRequest;
+    cache: StampedCache<CachedCatalogue> | null;
+    /** The threads the search runs in, with its budget. */
+    pool: ConfigurePool;
+  },
 ): Promise<Buffer> {
   const instant = requestedInstant(request.at);
   if ('problem' in instant) throw invalid('validation_failed', [instant.problem]);
-  const { catalogue, at, kept } = await catalogueOf(db, cache, gate, accountId, key, {
-    bundleIds: [bundleId],
-    currency: request.currency ?? null,
-    at: instant.at,
+  const { catalogue, at, kept } = await catalogueOf(scope, {
+    cache,
+    request: { bundleIds: [bundleId], currency: request.currency ?? null, at: instant.at },
   });
   const bundle = catalogue.get(bundleId);
   if (bundle === undefined) throw notFound('Bundle', bundleId);
@@ -307,7 +308,7 @@ export async function configureBundle(
       },
     },
     pool,
-    keptAnswers,
+    scope.limits.configureAnswersKept,
   );
 
   let v = 0;

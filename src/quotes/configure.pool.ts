@@ -19,9 +19,9 @@ export interface ConfigurePoolLimits {
 }
 
 /** How long, in budgets, a request waits for its search (queued and running) before it is refused. */
-const BUDGETS_WAITED = 2.5;
+const BUDGETS_WAITED = 2;
 /** How long, in budgets, before a thread still searching is terminated. */
-const BUDGETS_TO_TERMINATE = 2.9;
+const BUDGETS_TO_TERMINATE = 2.5;
 /** Milliseconds a thread with nothing to do stays before it stops. */
 const IDLE_MS = 30_000;
 /** Searches waiting for a thread, per thread, before a request is turned away at once. */

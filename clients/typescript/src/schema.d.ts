@@ -426,7 +426,7 @@ export interface paths {
         put?: never;
         /**
          * The exact state of every product of a bundle given a partial configuration, and a completion
-         * @description A read, like a quote: nothing is stored, read-only keys may call it. A valid configuration has at least one product in every INCLUDED option, each chosen option within minCount..maxCount (an ADD_ON option may be left out), and every active rule kept. Each product is selected, required (in every valid configuration that extends the selections and avoids the rejections), excluded (in none) or available (in some): exactly, for every input, so a product shown available can always be completed. When no valid configuration extends the request, `repairs` gives up to 3 smallest sets of its own selections to remove and rejections to undo that would leave one, smallest first. With `currency`, each product carries its `unitPrice`. Messages name options and products by name and product id. The search runs off the event loop, in a pool of CONFIGURE_THREADS threads (default 2), and is bounded: past CONFIGURE_BUDGET_MS of CPU time (default 1000) or CONFIGURE_MAX_STEPS steps (values set and conflicts met; default 1000000) it stops and answers 422 configuration_too_complex, never an inexact answer; select or reject more products, or simplify the rules. Other requests do not wait for it. The outcome of a state (its selections and rejections) is kept beside the cached catalogue, the last CONFIGURE_ANSWERS_KEPT of each bundle (default 256), refusals included: asked again while the bundle and its rules are unchanged, it is not searched again. See docs/configuration.md.
+         * @description A read, like a quote: nothing is stored, read-only keys may call it. A valid configuration has at least one product in every INCLUDED option, each chosen option within minCount..maxCount (an ADD_ON option may be left out), and every active rule kept. Each product is selected, required (in every valid configuration that extends the selections and avoids the rejections), excluded (in none) or available (in some): exactly, for every input, so a product shown available can always be completed. When no valid configuration extends the request, `repairs` gives up to 3 smallest sets of its own selections to remove and rejections to undo that would leave one, smallest first. With `currency`, each product carries its `unitPrice`. Messages name options and products by name and product id. The search runs off the event loop, in a pool of CONFIGURE_THREADS threads (default 1), and is bounded: past CONFIGURE_BUDGET_MS of CPU time (default 1000) or CONFIGURE_MAX_STEPS steps (values set and conflicts met; default 1000000) it stops and answers 422 configuration_too_complex, never an inexact answer; select or reject more products, or simplify the rules. Other requests do not wait for it. The outcome of a state (its selections and rejections) is kept beside the cached catalogue, the last CONFIGURE_ANSWERS_KEPT of each bundle (default 256), refusals included: asked again while the bundle and its rules are unchanged, it is not searched again. See docs/configuration.md.
          */
         post: operations["configureBundle"];
         delete?: never;
@@ -1311,33 +1311,6 @@ export interface components {
             /** @description The sum of the line totals */
             total: number;
         };
-        /**
-         * @description What happened
-         * @enum {string}
-         */
-        EventType: "bundle.created" | "bundle.updated" | "bundle.deleted" | "bundle.cloned" | "option.created" | "option.updated" | "option.deleted" | "option.cloned" | "option_products.changed" | "price_book.created" | "price_book.updated" | "price_book.deleted" | "prices.changed" | "adjustment.changed" | "product_variants.changed" | "rule.created" | "rule.updated" | "rule.deleted" | "webhook_endpoint.disabled";
-        /** @description Something that happened to a resource of the account */
-        Event: {
-            /** @description Event id; ids ascend in the order the writes committed */
-            id: string;
-            type: components["schemas"]["EventType"];
-            accountId: string;
-            /**
-             * Format: date-time
-             * @description RFC 3339 date-time; stored and returned in UTC
-             */
-            createdAt: string;
-            requestId: string | null;
-            data: {
-                /** @description The resource after the write, as its GET answers it; for a delete `{ id, deleted: true }`. option_products.changed: `{ id (option), bundleId, products }`; prices.changed: `{ priceBookId, productIds, currencies }`; adjustment.changed: `{ priceBookId, productId, currency, adjustment }` (null when deleted); product_variants.changed: `{ priceBookId, productId, variants }`; webhook_endpoint.disabled: the endpoint, disabled after 5 days of failed deliveries. */
-                object: unknown;
-            };
-        };
-        EventPage: {
-            events: components["schemas"]["Event"][];
-            /** @description Pass as `after` for the next page; present only when more exist */
-            nextKey?: string;
-        };
         /** @description { optionId }: some product of the option is chosen; { optionId, productId }: that product is chosen in it */
         RuleSelector: {
             /** @description An option of the bundle */
@@ -1824,6 +1797,33 @@ export interface components {
             };
             /** @description Per record, in file order; deletions (only with prune) after. A created or deleted bundle is one change: its options, products and rules go with it. A product change covers its entry, prices and variant table */
             changes: components["schemas"]["CatalogueChange"][];
+        };
+        /**
+         * @description What happened
+         * @enum {string}
+         */
+        EventType: "bundle.created" | "bundle.updated" | "bundle.deleted" | "bundle.cloned" | "option.created" | "option.updated" | "option.deleted" | "option.cloned" | "option_products.changed" | "price_book.created" | "price_book.updated" | "price_book.deleted" | "prices.changed" | "adjustment.changed" | "product_variants.changed" | "rule.created" | "rule.updated" | "rule.deleted" | "webhook_endpoint.disabled";
+        /** @description Something that happened to a resource of the account */
+        Event: {
+            /** @description Event id; ids ascend in the order the writes committed */
+            id: string;
+            type: components["schemas"]["EventType"];
+            accountId: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 date-time; stored and returned in UTC
+             */
+            createdAt: string;
+            requestId: string | null;
+            data: {
+                /** @description The resource after the write, as its GET answers it; for a delete `{ id, deleted: true }`. option_products.changed: `{ id (option), bundleId, products }`; prices.changed: `{ priceBookId, productIds, currencies }`; adjustment.changed: `{ priceBookId, productId, currency, adjustment }` (null when deleted); product_variants.changed: `{ priceBookId, productId, variants }`; webhook_endpoint.disabled: the endpoint, disabled after 5 days of failed deliveries. */
+                object: unknown;
+            };
+        };
+        EventPage: {
+            events: components["schemas"]["Event"][];
+            /** @description Pass as `after` for the next page; present only when more exist */
+            nextKey?: string;
         };
         /** @description Options and products the bundle does not have are 422 unknown_reference at their pointer; a product selected twice is 422 rule_violation. */
         ConfigureRequest: {

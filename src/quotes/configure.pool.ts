@@ -25,7 +25,7 @@ const BUDGETS_TO_TERMINATE = 2.5;
 /** Milliseconds a thread with nothing to do stays before it stops. */
 const IDLE_MS = 30_000;
 /** Searches waiting for a thread, per thread, before a request is turned away at once. */
-const QUEUED_PER_THREAD = 16;
+const QUEUED_PER_THREAD = 128;
 
 let workerFile: Promise<string> | null = null;
 

@@ -177,6 +177,34 @@ interface Asked {
   prices: () => (number | null)[] | null;
 }
 
+/** Bundle quantities whose least prices are kept per loaded bundle (leastPricesOf). */
+const LEAST_PRICES_KEPT = 8;
+const leastPrices = new WeakMap<CatalogueBundle, Map<number, readonly (number | null)[]>>();
+
+/**
+ * Each product's unit price at its least quantity times `multiplier`, by variable: what every request that sets no
+ * quantity of its own shows. Kept per loaded bundle, which the stamps renew when a price or a book's window changes,
+ * so a search does not price every product again (volume tiers are decimal arithmetic).
+ */
+function leastPricesOf(bundle: CatalogueBundle, multiplier: number, at: string): readonly (number | null)[] {
+  let byMultiplier = leastPrices.get(bundle);
+  if (byMultiplier === undefined) {
+    byMultiplier = new Map();
+    leastPrices.set(bundle, byMultiplier);
+  }
+  let prices = byMultiplier.get(multiplier);
+  if (prices === undefined) {
+    prices = bundle.options.flatMap((option) =>
+      option.products.map((product) =>
+        unitPriceOf(option, product, defaultQuantity(product) * multiplier, at),
+      ),
+    );
+    if (byMultiplier.size >= LEAST_PRICES_KEPT) byMultiplier.clear();
+    byMultiplier.set(multiplier, prices);
+  }
+  return prices;
+}
+
 /** A search of the request in the pool: its outcome with the options' JSON, or the bound it passed. */
 async function searched(pool: ConfigurePool, asked: Asked): Promise<KeptOutcome | Refusal | 'wait'> {
   const { model, fixed } = asked;
@@ -298,13 +326,17 @@ export async function configureBundle(
       pricing: priced ? `${multiplier}\n${[...quantities].join(';')}` : null,
       prices: () => {
         if (!priced) return null;
+        const prices = [...leastPricesOf(bundle, multiplier, at)];
         let variable = 0;
-        return bundle.options.flatMap((option) =>
-          option.products.map((product) => {
-            const quantity = (quantities.get(variable++) ?? defaultQuantity(product)) * multiplier;
-            return unitPriceOf(option, product, quantity, at);
-          }),
-        );
+        for (const option of bundle.options) {
+          for (const product of option.products) {
+            const quantity = quantities.get(variable);
+            if (quantity !== undefined)
+              prices[variable] = unitPriceOf(option, product, quantity * multiplier, at);
+            variable++;
+          }
+        }
+        return prices;
       },
     },
     pool,

@@ -98,7 +98,7 @@ export function optionReason(option: ModelOption): Reason {
  * then what it says, e.g. `Large needs warranty: "Large base" (BASE-L) in "Base" requires "Warranty"
  * (EXTRA-WARRANTY) in "Extras"`.
  */
-export function ruleReason(rule: ModelRule, options: readonly ModelOption[] = []): Reason {
+export function ruleReason(rule: ModelRule, options: readonly ModelOption[]): Reason {
   const byId = new Map(options.map((o) => [o.id, o]));
   const selector = (s: Selector, negated: boolean): string => {
     const option = byId.get(s.optionId);
@@ -385,8 +385,9 @@ function costOf(model: Model, selected: Uint8Array, config: Int8Array): number {
  * leaves out) or a refutation (the solver proving there is none, which also fixes the product for every later
  * question); products not yet seen held are tried held first, so a handful of solves usually settle a bundle, and
  * products no rule names share one state per option. The completion is then the cheapest valid configuration, found
- * by asking for one cheaper than the best known until there is none. Throws SearchBudgetExceeded once the solver
- * as a whole passes `maxSteps` steps.
+ * by asking for one cheaper than the best known until there is none. When no valid configuration extends the
+ * request, its repairs instead (repairsOf). Throws SearchBudgetExceeded once the solver passes `budget.maxSteps`
+ * steps, or `budget.spent` says the caller's budget is used up.
  */
 export function configure(model: Model, fixed: Fixed, budget: Budget = unbounded): Configured {
   const n = model.productOf.length;

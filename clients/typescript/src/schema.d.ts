@@ -706,7 +706,7 @@ export interface components {
              * @description Stable machine-readable code
              * @enum {string}
              */
-            code: "validation_failed" | "malformed_json" | "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "idempotency_key_reused" | "idempotency_key_in_flight" | "precondition_failed" | "payload_too_large" | "headers_too_large" | "unsupported_media_type" | "rule_violation" | "unknown_reference" | "quote_invalid" | "answer_too_large" | "configuration_too_complex" | "rate_limited" | "internal_error" | "service_unavailable";
+            code: "validation_failed" | "malformed_json" | "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "idempotency_key_reused" | "idempotency_key_in_flight" | "precondition_failed" | "payload_too_large" | "headers_too_large" | "unsupported_media_type" | "rule_violation" | "unknown_reference" | "destination_not_allowed" | "quote_invalid" | "answer_too_large" | "configuration_too_complex" | "rate_limited" | "internal_error" | "service_unavailable";
             requestId: string;
             /** @description The problems found, each with a pointer; the first 100 when there are more */
             errors?: components["schemas"]["ProblemItem"][];
@@ -2379,7 +2379,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -3464,7 +3464,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -3784,7 +3784,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -4265,7 +4265,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -4436,7 +4436,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -7073,7 +7073,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -7395,7 +7395,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -7715,7 +7715,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -8481,7 +8481,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -8944,7 +8944,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -9423,7 +9423,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -9888,7 +9888,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];

@@ -70,7 +70,7 @@ export async function catalogueOf(
   const currency = request.currency ?? undefined;
   // A quote of many large bundles is read in rounds, as their details are (readInRounds).
   const load = (at: string) =>
-    gate.run(() =>
+    gate.run(accountId, () =>
       readInRounds(db, accountId, bundleIds, () => {
         const all: Awaited<ReturnType<typeof loadQuoteCatalogue>> = {
           catalogue: new Map(),

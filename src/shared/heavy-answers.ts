@@ -1,18 +1,4 @@
-import type { Config } from '../config.ts';
 import { AppError } from '../problems.ts';
-
-/** What building a large answer is held to: how many at once, and how many bytes each. */
-export interface AnswerLimits {
-  gate: AnswerGate;
-  maxBytes: number;
-}
-
-export function answerLimits(config: Config): AnswerLimits {
-  return {
-    gate: new AnswerGate(config.heavyAnswersAtOnce, config.heavyAnswersQueued),
-    maxBytes: config.answerMaxBytes,
-  };
-}
 
 interface Waiter {
   go: () => void;

@@ -36,8 +36,12 @@ export const Config = Type.Object({
   /** Large answers (bundle details, quote catalogues) built at once, and how many more may wait. */
   heavyAnswersAtOnce: Type.Integer({ minimum: 1 }),
   heavyAnswersQueued: Type.Integer({ minimum: 0 }),
-  /** Steps (values set and conflicts met) one configure request may search before it is refused. */
+  /** Steps (values set and conflicts met) one configure search may take before the request is refused. */
   configureMaxSteps: Type.Integer({ minimum: 1 }),
+  /** Milliseconds of CPU time one configure request may search before it is refused. */
+  configureBudgetMs: Type.Integer({ minimum: 10, maximum: 60_000 }),
+  /** Threads configure searches in, at most, started as needed. */
+  configureThreads: Type.Integer({ minimum: 1, maximum: 64 }),
   /** Configure outcomes kept beside each cached catalogue (a bundle's state in one currency); 0 keeps none. */
   configureAnswersKept: Type.Integer({ minimum: 0 }),
   /** Milliseconds shutdown waits for requests in flight before it closes every connection. */
@@ -203,6 +207,18 @@ export const environment: readonly {
     allowed: 'an integer, 1 or more',
   },
   {
+    name: 'CONFIGURE_BUDGET_MS',
+    field: 'configureBudgetMs',
+    default: '1000',
+    allowed: 'an integer number of milliseconds of CPU time from 10 to 60000',
+  },
+  {
+    name: 'CONFIGURE_THREADS',
+    field: 'configureThreads',
+    default: '1',
+    allowed: 'an integer from 1 to 64 (per process of cpq serve --workers)',
+  },
+  {
     name: 'CONFIGURE_ANSWERS_KEPT',
     field: 'configureAnswersKept',
     default: '256',
@@ -300,6 +316,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     heavyAnswersAtOnce: number('HEAVY_ANSWERS_AT_ONCE', 1),
     heavyAnswersQueued: number('HEAVY_ANSWERS_QUEUED', 32),
     configureMaxSteps: number('CONFIGURE_MAX_STEPS', 1_000_000),
+    configureBudgetMs: number('CONFIGURE_BUDGET_MS', 1000),
+    // One: beside the event loop, the second core of a small machine, and the least memory; three hard requests at
+    // once are still each answered within three budgets (a search stops at its request's deadline).
+    configureThreads: number('CONFIGURE_THREADS', 1),
     configureAnswersKept: number('CONFIGURE_ANSWERS_KEPT', 256),
     webhooksSecretKey: read('WEBHOOKS_SECRET_KEY') ?? null,
     webhooksAllowPrivate: toggle(read('WEBHOOKS_ALLOW_PRIVATE'), false, 'true', 'false'),

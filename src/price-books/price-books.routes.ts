@@ -24,12 +24,13 @@ import {
   PriceChangePlan,
   PricedProductsPage,
   PricedProductsQuery,
+  PricesCsv,
   PricesCsvQuery,
   PricesDeleteBody,
   PricesDeleteResponse,
   PricesExport,
-  PricesPutAnswer,
   PricesPutBody,
+  PricesPutResponse,
   type PriceWrite,
   ProductVariantsBody,
   ProductVariantTable,
@@ -226,7 +227,7 @@ export const priceBooksRoutes: Routes = async (app, { db, config, metrics }) => 
             description: 'The prices of the book',
             content: {
               'application/json': { schema: PricesExport },
-              'text/csv': { schema: Type.String({ description: PRICE_CSV_DESCRIPTION }) },
+              'text/csv': { schema: PricesCsv },
             },
           },
         },
@@ -270,11 +271,11 @@ export const priceBooksRoutes: Routes = async (app, { db, config, metrics }) => 
         body: {
           content: {
             'application/json': { schema: PricesPutBody },
-            'text/csv': { schema: Type.String({ description: PRICE_CSV_DESCRIPTION }) },
+            'text/csv': { schema: PricesCsv },
           },
         },
         response: {
-          200: Type.With(PricesPutAnswer, { description: 'The entries written (CSV: and the plan)' }),
+          200: Type.With(PricesPutResponse, { description: 'The entries written (CSV: and the plan)' }),
           409: Conflict,
           422: RuleViolation,
         },
@@ -283,7 +284,15 @@ export const priceBooksRoutes: Routes = async (app, { db, config, metrics }) => 
     async (request, reply) => {
       const { priceBookId } = request.params;
       const expected = expectedVersions(request, priceBookId);
-      const body = request.body as string | PriceWrite[];
+      const body = request.body as string | PriceWrite[] | undefined;
+      // A body validates against the schema of its media type; a request without one has none to fail.
+      if (body === undefined) {
+        throw refused(
+          'validation_failed',
+          'required',
+          'is required: a JSON array of prices, or a text/csv file',
+        );
+      }
       const dryRun = request.query.dryRun ?? false;
       if (typeof body === 'string') {
         const plan = await importPricesCsv(

@@ -169,13 +169,6 @@ export const PricesPutBody = component(
   }),
 );
 
-export const PricesPutResponse = component(
-  'PricesPutResponse',
-  Type.Object({
-    entries: Type.Array(PricedProduct, { description: 'The whole entry of each product written, once each' }),
-  }),
-);
-
 export const PricesDeleteBody = component(
   'PricesDeleteBody',
   Type.Array(ProductId, {
@@ -330,6 +323,8 @@ export const PRICE_CSV_DESCRIPTION =
   'allowUnitPriceEditing), or empty for none. name is the product’s name property, for people; an import ignores ' +
   'it. A product with an entry but no price in any currency has no row.';
 
+export const PricesCsv = component('PricesCsv', Type.String({ description: PRICE_CSV_DESCRIPTION }));
+
 export const PricesCsvQuery = Type.Object(
   {
     dryRun: Type.Optional(
@@ -385,24 +380,24 @@ const PlanFields = {
 export const PriceChangePlan = component('PriceChangePlan', Type.Object(PlanFields));
 export type PriceChangePlan = Static<typeof PriceChangePlan>;
 
-export const PricesImportResponse = component(
-  'PricesImportResponse',
-  Type.Object(
-    {
-      entries: Type.Array(PricedProduct, {
-        description:
-          'The whole entry of each product the file names, once each, as written (or as it would be)',
-      }),
-      ...PlanFields,
-    },
-    { description: 'A CSV import: the plan, and the entries of the products it names' },
-  ),
-);
+const csvOnly = 'Present only when the body was a CSV file: ';
 
-export const PricesPutAnswer = Type.Union([PricesImportResponse, PricesPutResponse], {
-  description:
-    'JSON body: PricesPutResponse. text/csv body: PricesImportResponse (the plan with the entries)',
-});
+export const PricesPutResponse = component(
+  'PricesPutResponse',
+  Type.Object({
+    entries: Type.Array(PricedProduct, {
+      description:
+        'The whole entry of each product written, once each (after a CSV dry run: as it would be written)',
+    }),
+    dryRun: Type.Optional(
+      Type.With(PlanFields.dryRun, { description: `${csvOnly}true when nothing was written` }),
+    ),
+    summary: Type.Optional(Type.With(PlanFields.summary, { description: `${csvOnly}the rows of the file` })),
+    changes: Type.Optional(
+      Type.With(PlanFields.changes, { description: `${csvOnly}each price that changes, with its line` }),
+    ),
+  }),
+);
 
 export const PricesExport = component(
   'PricesExport',

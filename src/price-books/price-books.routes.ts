@@ -236,13 +236,13 @@ export const priceBooksRoutes: Routes = async (app, { db, config, metrics }) => 
     async (request, reply) => {
       const { priceBookId } = request.params;
       if (/\btext\/csv\b/i.test(request.headers.accept ?? '')) {
-        const csv = tagged(reply, priceBookId, await exportPricesCsv(db, request.account.id, priceBookId));
+        const csv = tagged(reply, priceBookId, await exportPricesCsv(request.scope, priceBookId));
         return reply
           .type('text/csv; charset=utf-8')
           .header('content-disposition', `attachment; filename="prices-${priceBookId}.csv"`)
           .send(csv);
       }
-      return { entries: tagged(reply, priceBookId, await getPrices(db, request.account.id, priceBookId)) };
+      return { entries: tagged(reply, priceBookId, await getPrices(request.scope, priceBookId)) };
     },
   );
 
@@ -295,13 +295,7 @@ export const priceBooksRoutes: Routes = async (app, { db, config, metrics }) => 
       }
       const dryRun = request.query.dryRun ?? false;
       if (typeof body === 'string') {
-        const plan = await importPricesCsv(
-          db,
-          request.account.id,
-          priceBookId,
-          { csv: body, dryRun },
-          expected,
-        );
+        const plan = await importPricesCsv(request.scope, { priceBookId, csv: body, dryRun, expected });
         return tagged(reply, priceBookId, plan);
       }
       if (dryRun) {
@@ -354,7 +348,7 @@ export const priceBooksRoutes: Routes = async (app, { db, config, metrics }) => 
     async (request, reply) => {
       const { priceBookId } = request.params;
       return taggedWrite(request, reply, priceBookId, (expected) =>
-        bulkChangePrices(db, request.account.id, priceBookId, request.body, expected),
+        bulkChangePrices(request.scope, { priceBookId, body: request.body, expected }),
       );
     },
   );

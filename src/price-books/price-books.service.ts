@@ -24,6 +24,7 @@ import {
   pointer,
   throwIfProblems,
 } from '../problems.ts';
+import type { RequestScope } from '../shared/scope.ts';
 import { changedPrices } from './bulk-change.ts';
 import { normaliseInstant } from './instants.ts';
 import {
@@ -536,12 +537,18 @@ function refuseRows(problems: ProblemItem[]): void {
  * one transaction. Every bad row is reported with its line; with `dryRun` nothing is written.
  */
 export async function importPricesCsv(
-  db: Db,
-  accountId: string,
-  id: string,
-  { csv, dryRun }: { csv: string; dryRun: boolean },
-  expected: ExpectedVersions,
+  scope: RequestScope,
+  {
+    priceBookId: id,
+    csv,
+    dryRun,
+    expected,
+  }: { priceBookId: string; csv: string; dryRun: boolean; expected: ExpectedVersions },
 ): Promise<Versioned<PricesImport>> {
+  const {
+    db,
+    account: { id: accountId },
+  } = scope;
   const { writes, problems } = readPricesCsv(csv);
   const body = writes.map((w) => w.write);
   const at: WriteAt = (index, ...tokens) => linePointer(writes[index]?.line ?? 1, ...tokens);
@@ -571,12 +578,17 @@ export async function importPricesCsv(
  * through the write path of PUT prices; with `dryRun` nothing is written.
  */
 export async function bulkChangePrices(
-  db: Db,
-  accountId: string,
-  id: string,
-  body: BulkChangeBody,
-  expected: ExpectedVersions,
+  scope: RequestScope,
+  {
+    priceBookId: id,
+    body,
+    expected,
+  }: { priceBookId: string; body: BulkChangeBody; expected: ExpectedVersions },
 ): Promise<Versioned<PriceChangePlan>> {
+  const {
+    db,
+    account: { id: accountId },
+  } = scope;
   if (decimalPlaces(body.percent) > MAX_PRICE_DECIMALS) {
     throwIfProblems([
       bodyItem(
@@ -630,7 +642,8 @@ function inBookOrder(entries: readonly EntryRow[], rows: readonly PriceRow[]): P
 }
 
 /** The prices of a readable book, for an export; a deleted book serves none. */
-async function bookPrices(db: Db, accountId: string, id: string) {
+async function bookPrices({ db, account }: RequestScope, id: string) {
+  const accountId = account.id;
   return readSnapshot(db, async (tx) => {
     const book = await readableBook(tx, accountId, id);
     if (book.is_deleted) return { book, entries: [], rows: [] };
@@ -641,8 +654,11 @@ async function bookPrices(db: Db, accountId: string, id: string) {
 }
 
 /** Every entry of the book, in the option's product order. */
-export async function getPrices(db: Db, accountId: string, id: string): Promise<Versioned<PricedProduct[]>> {
-  const { book, entries, rows } = await bookPrices(db, accountId, id);
+export async function getPrices(
+  scope: RequestScope,
+  priceBookId: string,
+): Promise<Versioned<PricedProduct[]>> {
+  const { book, entries, rows } = await bookPrices(scope, priceBookId);
   const pricesOf = Map.groupBy(rows, (row) => row.product_id);
   return {
     value: entries.map((entry) => toPricedProduct(entry, pricesOf.get(entry.product_id) ?? [])),
@@ -651,8 +667,8 @@ export async function getPrices(db: Db, accountId: string, id: string): Promise<
 }
 
 /** The book's prices as a CSV file (PRICE_CSV_DESCRIPTION), in the option's product order, then by currency. */
-export async function exportPricesCsv(db: Db, accountId: string, id: string): Promise<Versioned<string>> {
-  const { book, entries, rows } = await bookPrices(db, accountId, id);
+export async function exportPricesCsv(scope: RequestScope, priceBookId: string): Promise<Versioned<string>> {
+  const { book, entries, rows } = await bookPrices(scope, priceBookId);
   const named = new Map(
     entries.map((entry) => [
       entry.product_id,

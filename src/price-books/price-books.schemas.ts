@@ -408,7 +408,12 @@ export const PricesExport = component(
   }),
 );
 
-export const BULK_CHANGE_FIELDS = ['standardPrice', 'listPrice', 'adjustments'] as const;
+const bulkChangeFields = [
+  Type.Literal('standardPrice'),
+  Type.Literal('listPrice'),
+  Type.Literal('adjustments'),
+] as const;
+export const BULK_CHANGE_FIELDS = bulkChangeFields.map((field) => field.const);
 export type BulkChangeField = (typeof BULK_CHANGE_FIELDS)[number];
 
 export const BulkChangeBody = component(
@@ -431,15 +436,12 @@ export const BulkChangeBody = component(
         }),
       ),
       fields: Type.Array(
-        Type.Union(
-          BULK_CHANGE_FIELDS.map((field) => Type.Literal(field)),
-          {
-            description:
-              'standardPrice, listPrice: those prices of each entry. adjustments: every money amount inside an ' +
-              'adjustment (an override’s amount, the unitPrice of each volume tier and of each enum, range and ' +
-              'variant value); a percent adjustment holds no money and is left as it is.',
-          },
-        ),
+        Type.Union([Type.Literal('standardPrice'), Type.Literal('listPrice'), Type.Literal('adjustments')], {
+          description:
+            'standardPrice, listPrice: those prices of each entry. adjustments: every money amount inside an ' +
+            'adjustment (an override’s amount, the unitPrice of each volume tier and of each enum, range and ' +
+            'variant value); a percent adjustment holds no money and is left as it is.',
+        }),
         { minItems: 1, maxItems: BULK_CHANGE_FIELDS.length, uniqueItems: true },
       ),
       dryRun: Type.Optional(

@@ -137,3 +137,11 @@ export function adjustmentText(
   );
   return adjustment.allowUnitPriceEditing ? `${words}; reps may edit the unit price` : words;
 }
+
+/** What people call a product: its `name` property where it has one, else its CRM product id. */
+export function productName(product: {
+  productId: string;
+  properties: Record<string, string | null>;
+}): string {
+  return product.properties.name ?? product.productId;
+}

@@ -322,6 +322,7 @@ export const priceBooksRoutes: Routes = async (app, { db, config, metrics }) => 
   app.post(
     '/pricebooks/:priceBookId/prices/bulk-change',
     {
+      config: { takesIfMatch: true },
       schema: {
         operationId: 'bulkChangePrices',
         summary: 'Change prices of a price book by a percent, or preview the change',

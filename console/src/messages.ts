@@ -9,7 +9,7 @@ const sentences: Record<string, string> = {
   unauthorized: 'The API key is not accepted. Sign in again.',
   forbidden: 'This key may only read: it cannot make changes.',
   not_found: 'This no longer exists: someone may have deleted it.',
-  conflict: 'This cannot change now.',
+  conflict: 'This conflicts with what is already stored. Nothing was saved.',
   idempotency_key_reused: 'This request was already sent with other values.',
   idempotency_key_in_flight: 'The same change is still being made. Wait a moment and reload.',
   precondition_failed: 'Someone else changed this while you were working. Nothing of yours was saved.',
@@ -26,6 +26,10 @@ const sentences: Record<string, string> = {
 /** The sentence for a problem's code; the title of one the console made itself, or of a code it has no words for. */
 export function problemSentence(problem: Problem): string {
   if (problem.type === 'about:blank') return problem.title;
+  const items = problem.errors ?? [];
+  if (items.length > 0 && items.every((item) => item.pointer.startsWith('/line/'))) {
+    return 'Some rows of the file cannot be imported: each is listed by its line. Nothing was imported.';
+  }
   return sentences[problem.code] ?? problem.title;
 }
 

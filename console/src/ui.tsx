@@ -103,7 +103,7 @@ export function ProblemBanner({
   return (
     <div class="problem" role="alert" data-status={problem.status} data-code={problem.code}>
       <strong>{problemSentence(problem)}</strong>
-      {problem.detail && rest.length === 0 && <p>{problem.detail}</p>}
+      {problem.detail && (problem.errors ?? []).length === 0 && <p>{problem.detail}</p>}
       {rest.length > 0 && (
         <ul>
           {rest.map((item) => (

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { seedDemo } from '../../src/demo/seed-demo.ts';
 import { describeEachDatabase } from '../helpers/app.ts';
 import { launchChromium, screenshot, seriousViolations } from './browser.ts';
@@ -40,7 +40,7 @@ describeEachDatabase('Authoring and bulk pricing in the console', (ctx) => {
   }
 
   /** axe finds nothing serious, the page is no wider than its window, and a screenshot is kept. */
-  async function check(page: Page, name: string): Promise<void> {
+  async function check(page: Page, name: string, shown?: Locator): Promise<void> {
     assert.deepEqual(await seriousViolations(page), [], `axe on ${name}`);
     const { width } = page.viewportSize() ?? desktop;
     const scrollWidth = Number(await page.evaluate('document.documentElement.scrollWidth'));
@@ -50,7 +50,7 @@ describeEachDatabase('Authoring and bulk pricing in the console', (ctx) => {
       return past.filter((e) => !past.includes(e.parentElement)).map((e) => e.tagName + '.' + e.className).join(', ');
     })()`);
     assert.ok(scrollWidth <= width, `${name} is ${scrollWidth} px wide in a ${width} px window: ${wide}`);
-    await screenshot(page, `${name}-${width}`);
+    await screenshot(shown ?? page, `${name}-${width}`);
   }
 
   before(async () => {
@@ -171,7 +171,7 @@ describeEachDatabase('Authoring and bulk pricing in the console', (ctx) => {
         new RegExp(`list price \\$${was.toFixed(2)} → \\$${expected}`),
       );
       assert.equal(await price.textContent(), `$${was.toFixed(2)}`, 'a preview changes nothing');
-      await check(page, 'bulk-preview');
+      await check(page, 'bulk-preview', tools);
       await tools.getByRole('button', { name: 'Apply the change' }).click();
       await tools.getByText(/^Applied: \d+ prices changed\.$/).waitFor();
       await page
@@ -214,7 +214,7 @@ describeEachDatabase('Authoring and bulk pricing in the console', (ctx) => {
         (await problem.textContent()) as string,
         /Line 3, list price: "5 hundred" is not an amount/,
       );
-      await check(page, 'csv-bad-row');
+      await check(page, 'csv-bad-row', tools);
 
       const good = 'productId,currency,listPrice\nDEMO-CPU-8C,USD,355\nDEMO-CPU-12C,USD,529\n';
       await file.setInputFiles({ name: 'good.csv', mimeType: 'text/csv', buffer: Buffer.from(good) });
@@ -226,7 +226,7 @@ describeEachDatabase('Authoring and bulk pricing in the console', (ctx) => {
         (await preview.locator('tbody tr').textContent()) as string,
         /^2DEMO-CPU-8CUSD.*→ \$355\.00/,
       );
-      await check(page, 'csv-preview');
+      await check(page, 'csv-preview', tools);
       await tools.getByRole('button', { name: 'Import the file' }).click();
       await tools.getByText('Applied: 1 price changed.').waitFor();
       await page

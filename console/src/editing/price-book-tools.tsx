@@ -142,11 +142,14 @@ export function PriceBookTools({
   const [csv, setCsv] = useState<{ name: string; text: string } | null>(null);
   const [preview, setPreview] = useState<Preview | null>(null);
   const [problem, setProblem] = useState<Problem | null>(null);
+  // Which form the problem or the preview belongs to: each shows under its own form.
+  const [about, setAbout] = useState<Preview['kind']>('bulk');
   const [done, setDone] = useState('');
   const [busy, setBusy] = useState(false);
   const path = { priceBookId };
 
-  const run = async (work: () => Promise<void>) => {
+  const run = async (kind: Preview['kind'], work: () => Promise<void>) => {
+    setAbout(kind);
     setBusy(true);
     setDone('');
     try {
@@ -192,10 +195,11 @@ export function PriceBookTools({
     }
     if (local.length > 0) {
       setPreview(null);
+      setAbout('bulk');
       setProblem(checkedLocally(local));
       return;
     }
-    return run(async () => {
+    return run('bulk', async () => {
       const { data, etag } = await bulk(true, null, value as number);
       setPreview({
         kind: 'bulk',
@@ -220,6 +224,7 @@ export function PriceBookTools({
   const previewCsv = (event: Event) => {
     event.preventDefault();
     if (csv === null) {
+      setAbout('csv');
       setProblem(
         checkedLocally([
           { code: 'required', in: 'body', pointer: '/file', message: 'choose a CSV file first' },
@@ -227,7 +232,7 @@ export function PriceBookTools({
       );
       return;
     }
-    return run(async () => {
+    return run('csv', async () => {
       const { data, etag } = await importCsv(true, null, csv.text);
       setPreview({
         kind: 'csv',
@@ -240,7 +245,7 @@ export function PriceBookTools({
   };
 
   const apply = () =>
-    run(async () => {
+    run(about, async () => {
       if (preview === null) return;
       try {
         const { changes } = await preview.apply(preview.etag);
@@ -259,7 +264,7 @@ export function PriceBookTools({
     });
 
   const download = () =>
-    run(async () => {
+    run('csv', async () => {
       const { data } = await call(
         session.api.GET('/v1/pricebooks/{priceBookId}/prices', {
           params: { path },
@@ -275,6 +280,28 @@ export function PriceBookTools({
       setDone(`Downloaded ${link.download}.`);
     });
 
+  const outcome = (kind: Preview['kind']) =>
+    about === kind && (
+      <>
+        <ProblemBanner problem={problem} fields={local} />
+        {preview && (
+          <>
+            <ChangesTable preview={preview} nameOf={nameOf} />
+            <div class="actions">
+              <button type="button" onClick={apply} disabled={busy || preview.changes.length === 0}>
+                {preview.kind === 'bulk' ? 'Apply the change' : 'Import the file'}
+              </button>
+              <button type="button" class="secondary" onClick={() => setPreview(null)}>
+                Discard the preview
+              </button>
+            </div>
+          </>
+        )}
+        <p class="status" aria-live="polite">
+          {done}
+        </p>
+      </>
+    );
   const toggle = <T,>(list: T[], value: T, on: boolean) =>
     on ? [...list, value] : list.filter((v) => v !== value);
   const local = ['/percent', '/fields', '/currencies', '/file'];
@@ -334,6 +361,7 @@ export function PriceBookTools({
           </button>
         </div>
       </form>
+      {outcome('bulk')}
       <form onSubmit={previewCsv} class="csv">
         <h4>With a spreadsheet (CSV)</h4>
         <p class="muted small">
@@ -364,23 +392,7 @@ export function PriceBookTools({
           </button>
         </div>
       </form>
-      <ProblemBanner problem={problem} fields={local} />
-      {preview && (
-        <>
-          <ChangesTable preview={preview} nameOf={nameOf} />
-          <div class="actions">
-            <button type="button" onClick={apply} disabled={busy || preview.changes.length === 0}>
-              {preview.kind === 'bulk' ? 'Apply the change' : 'Import the file'}
-            </button>
-            <button type="button" class="secondary" onClick={() => setPreview(null)}>
-              Discard the preview
-            </button>
-          </div>
-        </>
-      )}
-      <p class="status" aria-live="polite">
-        {done}
-      </p>
+      {outcome('csv')}
       <div class="actions">
         <button type="button" class="secondary" onClick={onClose}>
           Close

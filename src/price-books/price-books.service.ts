@@ -1,13 +1,13 @@
-import { type Stamped, type StampedCache, throughStamps } from '../catalogue/stamped-cache.ts';
+import type { Stamped, StampedCache } from '../catalogue/stamped-cache.ts';
 import { toAdjustment, toStoredAdjustment, toStoredPrice } from '../catalogue/stored-prices.ts';
+import { throughStamps } from '../catalogue/through-stamps.ts';
 import type { Db, Executor } from '../db/database.ts';
 import { type ExpectedVersions, lockRoot, type Versioned } from '../db/roots.ts';
 import { readSnapshot } from '../db/snapshot.ts';
-import { recordEvent } from '../events/events.service.ts';
+import { recordEvent } from '../events/outbox.ts';
 import { bytesTag } from '../http/conditional.ts';
 import { decodeNextKey, encodeNextKey } from '../http/next-key.ts';
 import { newId } from '../ids.ts';
-import type { Account, UnconfirmedKey } from '../keys/keys.service.ts';
 import { updateOptionRow } from '../options/options.repository.ts';
 import type { Adjustment } from '../pricing/adjustment.schema.ts';
 import { validateAdjustment } from '../pricing/adjustments.ts';
@@ -70,8 +70,6 @@ import { validateVariantDefinition, variantTable } from './product-variants.ts';
 function adjustmentProblems(adjustment: Adjustment, at: string): ProblemItem[] {
   return validateAdjustment(adjustment).map((v) => bodyItem(v.code, `${at}${v.pointer}`, v.message));
 }
-
-const now = () => new Date().toISOString();
 
 type DateField = 'effectiveStartDate' | 'effectiveEndDate';
 const dateFields: DateField[] = ['effectiveStartDate', 'effectiveEndDate'];
@@ -168,16 +166,19 @@ async function currentFlag(
   return entry === undefined ? undefined : Boolean(entry.allow_unit_price_editing);
 }
 
-export async function getPriceBook(db: Db, accountId: string, id: string): Promise<Versioned<PriceBook>> {
+export async function getPriceBook(scope: RequestScope, id: string): Promise<Versioned<PriceBook>> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   const book = await readableBook(db, accountId, id);
   return { value: toPriceBook(book), version: book.version };
 }
 
 export async function listPriceBooks(
-  db: Db,
-  accountId: string,
+  scope: RequestScope,
   query: PriceBookListQuery,
 ): Promise<{ priceBooks: PriceBook[]; nextKey?: string }> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   const limit = query.limit ?? 25;
   const beforeId = query.nextKey === undefined ? null : decodeNextKey(query.nextKey, 'priceBook');
   if (!(await optionExists(db, accountId, query.bundleOptionId))) {
@@ -203,10 +204,11 @@ export async function listPriceBooks(
 }
 
 export async function createPriceBook(
-  db: Db,
-  accountId: string,
+  scope: RequestScope,
   body: PriceBookCreateBody,
 ): Promise<Versioned<PriceBook>> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   const { dates, problems } = normaliseDates(body);
   throwIfProblems(problems);
   const start = dates.effectiveStartDate ?? null;
@@ -231,21 +233,20 @@ export async function createPriceBook(
         effectiveStartDate: start,
         effectiveEndDate: end,
       },
-      now(),
+      scope.now().toISOString(),
     );
     await updateOptionRow(tx, accountId, option.id, { price_book_id: book.id });
-    await recordEvent(tx, accountId, 'price_book.created', book);
+    await recordEvent(scope, tx, 'price_book.created', book);
     return { value: book, version: 1 };
   });
 }
 
 export async function patchPriceBook(
-  db: Db,
-  accountId: string,
-  id: string,
-  body: PriceBookPatchBody,
-  expected: ExpectedVersions,
+  scope: RequestScope,
+  { id, body, expected }: { id: string; body: PriceBookPatchBody; expected: ExpectedVersions },
 ): Promise<Versioned<PriceBook>> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   const { dates, problems } = normaliseDates(body);
   throwIfProblems(problems);
   return db.transaction().execute(async (tx) => {
@@ -261,24 +262,24 @@ export async function patchPriceBook(
       effective_end_date: end,
     });
     const value = toPriceBook(updated);
-    await recordEvent(tx, accountId, 'price_book.updated', value);
+    await recordEvent(scope, tx, 'price_book.updated', value);
     return { value, version: updated.version };
   });
 }
 
 /** Soft delete; deleting a deleted book again succeeds. The book stays, so the answer carries its new ETag. */
 export async function deletePriceBook(
-  db: Db,
-  accountId: string,
-  id: string,
-  expected: ExpectedVersions,
+  scope: RequestScope,
+  { id, expected }: { id: string; expected: ExpectedVersions },
 ): Promise<Versioned<null>> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   return db.transaction().execute(async (tx) => {
     const book = await lockRoot(tx, 'price_books', { accountId, id }, expected);
     if (!book) throw notFound('Price book', id);
     if (!book.is_deleted) {
       await updatePriceBook(tx, accountId, id, { is_deleted: true });
-      await recordEvent(tx, accountId, 'price_book.deleted', { id, deleted: true });
+      await recordEvent(scope, tx, 'price_book.deleted', { id, deleted: true });
     }
     return { value: null, version: book.version };
   });
@@ -370,6 +371,7 @@ function priceState(row: PriceRow, flag: boolean) {
  * whole entry and each price's change.
  */
 async function writePrices(
+  scope: RequestScope,
   tx: Executor,
   book: PriceBookRow,
   body: readonly PriceWrite[],
@@ -454,7 +456,7 @@ async function writePrices(
     })),
   );
   await upsertPrices(tx, rows);
-  await recordEvent(tx, accountId, 'prices.changed', {
+  await recordEvent(scope, tx, 'prices.changed', {
     priceBookId: id,
     productIds,
     currencies: [...new Set(body.map((w) => w.currency))],
@@ -508,17 +510,14 @@ async function writeOrPreview<T>(db: Db, dryRun: boolean, write: (tx: Executor) 
 const answeredVersion = (book: PriceBookRow, dryRun: boolean) => (dryRun ? book.version - 1 : book.version);
 
 export async function putPrices(
-  db: Db,
-  accountId: string,
-  id: string,
-  body: readonly PriceWrite[],
-  expected: ExpectedVersions,
+  scope: RequestScope,
+  { id, body, expected }: { id: string; body: readonly PriceWrite[]; expected: ExpectedVersions },
 ): Promise<Versioned<PricedProduct[]>> {
   const problems = writeProblems(body);
   if (hasSingleFieldProblem(problems)) throwIfProblems(problems);
-  return db.transaction().execute(async (tx) => {
-    const book = await writableBook(tx, accountId, id, expected);
-    const { entries } = await writePrices(tx, book, body, problems);
+  return scope.db.transaction().execute(async (tx) => {
+    const book = await writableBook(tx, scope.account.id, id, expected);
+    const { entries } = await writePrices(scope, tx, book, body, problems);
     return { value: entries, version: book.version };
   });
 }
@@ -559,7 +558,7 @@ export async function importPricesCsv(
     const written =
       body.length === 0
         ? { entries: [], changes: [] }
-        : await writePrices(tx, book, body, problems, { at, refuse: refuseRows });
+        : await writePrices(scope, tx, book, body, problems, { at, refuse: refuseRows });
     const lineOf = new Map(writes.map((w) => [priceKey(w.write.productId, w.write.currency), w.line]));
     const changes = written.changes.map((change) => ({
       line: lineOf.get(priceKey(change.productId, change.currency)),
@@ -629,7 +628,8 @@ export async function bulkChangePrices(
       }
     }
     throwIfProblems(problems);
-    const { changes } = writes.length === 0 ? { changes: [] } : await writePrices(tx, book, writes, []);
+    const { changes } =
+      writes.length === 0 ? { changes: [] } : await writePrices(scope, tx, book, writes, []);
     const summary = { rows: rows.length, changed: changes.length, unchanged: rows.length - changes.length };
     return { value: { dryRun, summary, changes }, version: answeredVersion(book, dryRun) };
   });
@@ -682,19 +682,18 @@ export async function exportPricesCsv(scope: RequestScope, priceBookId: string):
 }
 
 export async function deletePrices(
-  db: Db,
-  accountId: string,
-  id: string,
-  productIds: readonly string[],
-  expected: ExpectedVersions,
+  scope: RequestScope,
+  { id, productIds, expected }: { id: string; productIds: readonly string[]; expected: ExpectedVersions },
 ): Promise<Versioned<{ deleted: string[]; notFound: string[] }>> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   const asked = [...new Set(productIds)];
   return db.transaction().execute(async (tx) => {
     const book = await writableBook(tx, accountId, id, expected);
     const currencies = new Set((await listPrices(tx, accountId, id, asked)).map((p) => p.currency));
     const removed = new Set(await deleteEntries(tx, accountId, id, asked));
     if (removed.size > 0) {
-      await recordEvent(tx, accountId, 'prices.changed', {
+      await recordEvent(scope, tx, 'prices.changed', {
         priceBookId: id,
         productIds: asked.filter((p) => removed.has(p)),
         currencies: [...currencies],
@@ -735,10 +734,11 @@ export interface AdjustmentAt {
 }
 
 export async function getAdjustment(
-  db: Db,
-  accountId: string,
+  scope: RequestScope,
   { priceBookId: id, productId, currency }: AdjustmentAt,
 ): Promise<Versioned<Adjustment>> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   return readSnapshot(db, async (tx) => {
     const book = await readableBook(tx, accountId, id);
     if (book.is_deleted) throw entriesNotServed(book);
@@ -750,12 +750,17 @@ export async function getAdjustment(
 }
 
 export async function putAdjustment(
-  db: Db,
-  accountId: string,
-  { priceBookId: id, productId, currency }: AdjustmentAt,
-  adjustment: Adjustment,
-  expected: ExpectedVersions,
+  scope: RequestScope,
+  {
+    priceBookId: id,
+    productId,
+    currency,
+    adjustment,
+    expected,
+  }: AdjustmentAt & { adjustment: Adjustment; expected: ExpectedVersions },
 ): Promise<Versioned<Adjustment>> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   throwIfProblems(adjustmentProblems(adjustment, '/adjustment'));
   return db.transaction().execute(async (tx) => {
     const book = await writableBook(tx, accountId, id, expected);
@@ -783,7 +788,7 @@ export async function putAdjustment(
       },
     ]);
     const value = { ...adjustment, allowUnitPriceEditing: flag };
-    await recordEvent(tx, accountId, 'adjustment.changed', {
+    await recordEvent(scope, tx, 'adjustment.changed', {
       priceBookId: id,
       productId,
       currency,
@@ -794,17 +799,17 @@ export async function putAdjustment(
 }
 
 export async function deleteAdjustment(
-  db: Db,
-  accountId: string,
-  { priceBookId: id, productId, currency }: AdjustmentAt,
-  expected: ExpectedVersions,
+  scope: RequestScope,
+  { priceBookId: id, productId, currency, expected }: AdjustmentAt & { expected: ExpectedVersions },
 ): Promise<Versioned<null>> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   return db.transaction().execute(async (tx) => {
     const book = await writableBook(tx, accountId, id, expected);
     const row = await priceRow(tx, book, productId, currency);
     if (!row?.adjustment) throw noAdjustment(productId, currency);
     await upsertPrices(tx, [{ ...row, adjustment: null }]);
-    await recordEvent(tx, accountId, 'adjustment.changed', {
+    await recordEvent(scope, tx, 'adjustment.changed', {
       priceBookId: id,
       productId,
       currency,
@@ -829,13 +834,10 @@ export interface CachedSearch extends Stamped {
  * and prices, or the option's products moves that stamp.
  */
 export async function searchPricedProducts(
-  db: Db,
-  cache: StampedCache<CachedSearch> | null,
-  account: Account,
-  key: UnconfirmedKey | null,
-  id: string,
-  query: PricedProductsQuery,
+  scope: RequestScope,
+  { id, query, cache }: { id: string; query: PricedProductsQuery; cache: StampedCache<CachedSearch> | null },
 ): Promise<CachedSearch> {
+  const { db, account } = scope;
   const search = {
     q: query.q ?? '',
     currency: query.currency,
@@ -844,7 +846,7 @@ export async function searchPricedProducts(
   };
   const build = async () => {
     const { keyLive, page, stamps } = await searchEntries(db, account.id, account.keyId, id, search);
-    key?.confirm(keyLive);
+    scope.key?.confirm(keyLive);
     if (!page) throw notFound('Price book', id);
     const bytes = Buffer.from(JSON.stringify(page));
     return { bytes, etag: bytesTag(bytes), weight: bytes.length, stamps };
@@ -863,18 +865,15 @@ export async function searchPricedProducts(
   const held = cache.get(entryKey);
   // Asked for the first time, a search has no stamp to check: it is built, and kept, at once.
   if (held === undefined) return cache.through(entryKey, new Map(), Date.now(), lasting);
-  const { entry } = await throughStamps(
-    db,
+  const { entry } = await throughStamps(scope, {
     cache,
-    account.id,
-    key,
-    [...held.stamps.keys()],
+    bundleIds: [...held.stamps.keys()],
     entryKey,
-    async () => {
+    build: async () => {
       const { stamps, ...value } = await build();
       return { value, books: [], stamps };
     },
-  );
+  });
   return entry;
 }
 
@@ -893,13 +892,16 @@ async function variantTableOf(
 }
 
 export async function putProductVariants(
-  db: Db,
-  accountId: string,
-  id: string,
-  productId: string,
-  body: ProductVariantsBody,
-  expected: ExpectedVersions,
+  scope: RequestScope,
+  {
+    id,
+    productId,
+    body,
+    expected,
+  }: { id: string; productId: string; body: ProductVariantsBody; expected: ExpectedVersions },
 ): Promise<Versioned<ProductVariantTable>> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   throwIfProblems(validateVariantDefinition(body).map((v) => bodyItem(v.code, v.pointer, v.message)));
   return db.transaction().execute(async (tx) => {
     const book = await writableBook(tx, accountId, id, expected);
@@ -924,17 +926,17 @@ export async function putProductVariants(
       properties: JSON.stringify(body.properties),
     });
     const variants = await variantTableOf(tx, book, productId, body);
-    await recordEvent(tx, accountId, 'product_variants.changed', { priceBookId: id, productId, variants });
+    await recordEvent(scope, tx, 'product_variants.changed', { priceBookId: id, productId, variants });
     return { value: variants, version: book.version };
   });
 }
 
 export async function getProductVariants(
-  db: Db,
-  accountId: string,
-  id: string,
-  productId: string,
+  scope: RequestScope,
+  { id, productId }: { id: string; productId: string },
 ): Promise<Versioned<ProductVariantTable>> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   return readSnapshot(db, async (tx) => {
     const book = await readableBook(tx, accountId, id);
     if (book.is_deleted) throw entriesNotServed(book);

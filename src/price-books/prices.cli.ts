@@ -7,7 +7,7 @@ import { declaredSchema } from '../components.ts';
 import type { Db } from '../db/database.ts';
 import { jsonValidator } from '../http/validation.ts';
 import { AppError } from '../problems.ts';
-import { accountOutsideHttp, makeScope } from '../shared/scope.ts';
+import { type RequestScope, scopeOutsideHttp } from '../shared/scope.ts';
 import {
   BULK_CHANGE_FIELDS,
   BulkChangeBody,
@@ -69,8 +69,8 @@ const exitCodes = [
 ];
 
 export function pricesCommands({ withDatabase, accountOption, usageError }: CliSupport) {
-  const scoped = <T>(accountId: string, work: (scope: ReturnType<typeof makeScope>) => Promise<T>) =>
-    withDatabase((db) => work(makeScope({ db, account: accountOutsideHttp(accountId) })));
+  const scoped = <T>(accountId: string, work: (scope: RequestScope) => Promise<T>) =>
+    withDatabase((db) => work(scopeOutsideHttp(db, accountId)));
   const summaryLine = (dryRun: boolean, { changed, unchanged }: { changed: number; unchanged: number }) =>
     `${dryRun ? 'dry run: ' : ''}${changed} to change, ${unchanged} unchanged${dryRun ? '; nothing was written' : ''}`;
   return {

@@ -49,6 +49,16 @@ export function money(amount: number, currency: string): string {
   return format.format(amount);
 }
 
+/**
+ * Said beside an amount money() shows with more decimals than its currency uses, so a person does not take €305.026
+ * for a typo: "a unit price to 3 decimals; EUR uses 2". Null for an amount the currency's own digits hold.
+ */
+export function finerThanCurrency(amount: number, currency: string): string | null {
+  const decimals = Math.min(6, (String(amount).split('.')[1] ?? '').length);
+  const digits = minorUnits(currency);
+  return decimals > digits ? `a unit price to ${decimals} decimals; ${currency} uses ${digits}` : null;
+}
+
 function units(first: number, last: number | null | undefined): string {
   if (last === null || last === undefined) return `${first} and more`;
   if (first === last) return `${first} ${first === 1 ? 'unit' : 'units'}`;

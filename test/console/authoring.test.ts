@@ -216,7 +216,7 @@ describeEachDatabase('Authoring and bulk pricing in the console', (ctx) => {
       );
       await check(page, 'csv-bad-row', tools);
 
-      const good = 'productId,currency,listPrice\nDEMO-CPU-8C,USD,355\nDEMO-CPU-12C,USD,529\n';
+      const good = 'productId,currency,listPrice\nDEMO-CPU-8C,USD,355.125\nDEMO-CPU-12C,USD,529\n';
       await file.setInputFiles({ name: 'good.csv', mimeType: 'text/csv', buffer: Buffer.from(good) });
       await tools.getByRole('button', { name: 'Preview the import' }).click();
       const preview = tools.locator('.preview[data-preview="csv"]');
@@ -224,14 +224,15 @@ describeEachDatabase('Authoring and bulk pricing in the console', (ctx) => {
       assert.match((await preview.textContent()) as string, /1 price changes; 1 stay as they are\./);
       assert.match(
         (await preview.locator('tbody tr').textContent()) as string,
-        /^2DEMO-CPU-8CUSD.*→ \$355\.00/,
+        /^2DEMO-CPU-8CUSD.*→ \$355\.125/,
       );
       await check(page, 'csv-preview', tools);
       await tools.getByRole('button', { name: 'Import the file' }).click();
       await tools.getByText('Applied: 1 price changed.').waitFor();
-      await page
-        .locator('tr[data-product="DEMO-CPU-8C"] td[data-currency="USD"] .list', { hasText: '$355.00' })
-        .waitFor();
+      // A unit price finer than the currency is shown exactly, and said to be so.
+      const cell = page.locator('tr[data-product="DEMO-CPU-8C"] td[data-currency="USD"]');
+      await cell.locator('.list', { hasText: '$355.125' }).waitFor();
+      assert.equal(await cell.locator('.finer').textContent(), 'a unit price to 3 decimals; USD uses 2');
     });
   }
 });

@@ -3,7 +3,7 @@
 // what was shown, or nothing when someone changed the book in between.
 import type { Schemas } from '@cpq/client';
 import { useState } from 'preact/hooks';
-import { money } from '../format.ts';
+import { finerThanCurrency, money } from '../format.ts';
 import { call, type Problem, ProblemError, problemOf, type Session } from '../session.ts';
 import { Field, ProblemBanner, parseNumber } from '../ui.tsx';
 import { checkedLocally } from './conflict.tsx';
@@ -27,7 +27,9 @@ interface Preview {
 }
 
 function amount(value: number | null | undefined, currency: string): string {
-  return value === null || value === undefined ? 'none' : money(value, currency);
+  if (value === null || value === undefined) return 'none';
+  const finer = finerThanCurrency(value, currency);
+  return finer ? `${money(value, currency)} (${finer})` : money(value, currency);
 }
 
 /** Every amount of an adjustment, in order, to show how they move. */

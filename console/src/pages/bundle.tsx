@@ -5,7 +5,14 @@ import { OptionEditor } from '../editing/option-editor.tsx';
 import { PriceBookTools } from '../editing/price-book-tools.tsx';
 import { PriceEditor } from '../editing/price-editor.tsx';
 import { type OptionChoice, RuleEditor } from '../editing/rule-editor.tsx';
-import { adjustmentText, describeRule, money, type Names, productName } from '../format.ts';
+import {
+  adjustmentText,
+  describeRule,
+  finerThanCurrency,
+  money,
+  type Names,
+  productName,
+} from '../format.ts';
 import { href, Link, navigate } from '../router.tsx';
 import { call, type Problem, problemOf, type Session } from '../session.ts';
 import { ConfirmDelete, Loading, ProblemBanner, useLoad, usePageTitle } from '../ui.tsx';
@@ -245,6 +252,9 @@ function OptionSection({
                           <span class="muted">—</span>
                         ) : (
                           <span class="list">{money(shown, currency)}</span>
+                        )}
+                        {shown !== null && finerThanCurrency(shown, currency) && (
+                          <div class="muted small finer">{finerThanCurrency(shown, currency)}</div>
                         )}
                         {list !== null && standard !== null && standard !== list && (
                           <div class="muted small">standard {money(standard, currency)}</div>

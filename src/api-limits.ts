@@ -7,6 +7,7 @@ import { MAX_JSON_DEPTH } from './http/json-body.ts';
 import { nodeHttp } from './http/node-http.ts';
 import { OptionProductsAddBody } from './options/options.schemas.ts';
 import {
+  MAX_CSV_ROWS,
   MAX_DYNAMIC_VARIANTS,
   MAX_VARIANT_TABLE_CHARACTERS,
   PricesDeleteBody,
@@ -55,7 +56,7 @@ export function describeLimits(config: Config): string {
       `to ${config.configureThreads} threads per server process (CONFIGURE_THREADS); past them, 422 ` +
       'configuration_too_complex: select or reject more products to narrow the search.',
     `- Option products added per request: ${range(declaredSchema(OptionProductsAddBody))}; prices written per request: ` +
-      `${range(declaredSchema(PricesPutBody))}; products whose prices are deleted per request: ${range(declaredSchema(PricesDeleteBody))}.`,
+      `${range(declaredSchema(PricesPutBody))} (a CSV file: up to ${MAX_CSV_ROWS} rows); products whose prices are deleted per request: ${range(declaredSchema(PricesDeleteBody))}.`,
     `- Product variant tables: at most ${MAX_DYNAMIC_VARIANTS} dynamic variants; a variant id has 1-` +
       `${MAX_VARIANT_ID_LENGTH} characters, and a table's ids ${MAX_VARIANT_TABLE_CHARACTERS} characters together.`,
     `- Idempotency-Key: 1-${IDEMPOTENCY_KEY_MAX_LENGTH} characters, kept ${IDEMPOTENCY_TTL_HOURS} hours.`,

@@ -87,6 +87,13 @@ function noneMatch(header: string | undefined, tag: string): boolean {
 
 const writeMethods = new Set(['PUT', 'PATCH', 'DELETE']);
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A POST that changes a single resource and, like its PUT, PATCH and DELETE, takes If-Match. */
+    takesIfMatch?: boolean;
+  }
+}
+
 const IfMatchHeader = Type.String({
   pattern: ifMatchPattern,
   description:
@@ -120,7 +127,7 @@ export function conditionalRequests(app: FastifyInstance): void {
         304: Type.Null({ description: 'Not modified: If-None-Match names the current ETag' }),
         ...response,
       };
-    } else if (methods.some((method) => writeMethods.has(method))) {
+    } else if (methods.some((method) => writeMethods.has(method)) || route.config?.takesIfMatch) {
       withHeader(schema, 'if-match', IfMatchHeader);
       schema.response = {
         412: Type.Ref('Problem', { description: 'If-Match names no current version of the resource' }),

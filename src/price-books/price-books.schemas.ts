@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { component } from '../components.ts';
+import { MAX_VARIANT_ID_LENGTH, Money, PriceAdjustment } from '../pricing/adjustment.schema.ts';
 import {
   Currency,
   Id,
@@ -10,8 +11,7 @@ import {
   ProductId,
   Properties,
   Timestamps,
-} from '../http/common-schemas.ts';
-import { MAX_VARIANT_ID_LENGTH, Money, PriceAdjustment } from '../pricing/adjustment.schema.ts';
+} from '../shared/schemas.ts';
 
 export const PriceBook = component(
   'PriceBook',

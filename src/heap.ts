@@ -95,7 +95,7 @@ export function collectWhenIdle({
   if (intervalMs === 0) return { stop: () => {} };
   let rssAfterLast = process.memoryUsage.rss();
   let since = performance.eventLoopUtilization();
-  const timer = setInterval(() => {
+  const look = () => {
     const now = performance.eventLoopUtilization();
     const quiet = performance.eventLoopUtilization(now, since).utilization < QUIET_UTILIZATION;
     since = now;
@@ -113,6 +113,12 @@ export function collectWhenIdle({
     // The collection's own time is not the process's work: the next interval judges only what follows it.
     since = performance.eventLoopUtilization();
     onCollect?.({ rssBefore, rssAfter: rssAfterLast, pauseMs });
+  };
+  const timer = setInterval(() => {
+    // Reading RSS opens a file: at the descriptor limit it throws EMFILE, which must not end the process.
+    try {
+      look();
+    } catch {}
   }, intervalMs);
   timer.unref();
   return { stop: () => clearInterval(timer) };

@@ -4,11 +4,11 @@ import type { StampedCache } from '../catalogue/stamped-cache.ts';
 import { toAdjustment, toPrice } from '../catalogue/stored-prices.ts';
 import { throughStamps } from '../catalogue/through-stamps.ts';
 import type { Db } from '../db/database.ts';
-import { MAX_PROPERTY_NAME_LENGTH, MAX_PROPERTY_NAMES } from '../http/common-schemas.ts';
-import { type Coding, compressParts, minCompressedBytes } from '../http/compression.ts';
-import { normaliseInstant } from '../price-books/instants.ts';
 import { invalid } from '../problems.ts';
+import { type Coding, compressParts, minCompressedBytes } from '../shared/compression.ts';
 import { AnswerBudget } from '../shared/heavy-answers.ts';
+import { normaliseInstant } from '../shared/instants.ts';
+import { MAX_PROPERTY_NAME_LENGTH, MAX_PROPERTY_NAMES } from '../shared/schemas.ts';
 import { confirmScopeKey, type RequestScope } from '../shared/scope.ts';
 import {
   type BundleDetailOption,

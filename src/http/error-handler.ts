@@ -8,76 +8,14 @@ import {
   type Problem,
   type ProblemCode,
   type ProblemItem,
-  pointerToken,
   problemCodes,
   problemType,
 } from '../problems.ts';
-import { nodeHttp } from './node-http.ts';
+import { nodeHttp } from '../shared/node-http.ts';
+import { type AjvError, ajvItems, locations, type ValidationContext } from '../shared/validation.ts';
 import { routeOf } from './route-of.ts';
 
 const { maxHeaderSize, STATUS_CODES } = nodeHttp;
-
-type ValidationContext = 'body' | 'querystring' | 'params' | 'headers';
-
-const locations: Record<ValidationContext, ProblemItem['in']> = {
-  body: 'body',
-  querystring: 'query',
-  params: 'path',
-  headers: 'header',
-};
-
-export interface AjvError {
-  keyword: string;
-  instancePath: string;
-  message?: string;
-  params: Record<string, unknown>;
-  /** Set by Ajv on the errors of a name that propertyNames rejected. */
-  propertyName?: string;
-}
-
-// anyOf/oneOf report the summary after the branch errors; the branch errors say more. So does propertyNames: the
-// error on the name itself follows, carrying the name.
-const summaryKeywords = new Set(['anyOf', 'oneOf', 'if', 'propertyNames']);
-
-/**
- * The problems of Ajv's errors, each once: the first MAX_PROBLEM_ITEMS of them, and how many there are. A body of
- * many thousand bad elements makes as many errors; only the kept ones become items.
- */
-export function ajvItems(
-  errors: AjvError[],
-  context: ValidationContext,
-): { items: ProblemItem[]; count: number } {
-  const seen = new Set<string>();
-  const items: ProblemItem[] = [];
-  for (const error of errors) {
-    if (summaryKeywords.has(error.keyword)) continue;
-    let at = error.instancePath;
-    if (error.keyword === 'required') at += `/${pointerToken(String(error.params.missingProperty))}`;
-    if (error.keyword === 'additionalProperties')
-      at += `/${pointerToken(String(error.params.additionalProperty))}`;
-    const propertyName = error.propertyName;
-    if (typeof propertyName === 'string') at += `/${pointerToken(propertyName)}`;
-    const message =
-      error.keyword === 'required'
-        ? 'is required'
-        : error.keyword === 'additionalProperties'
-          ? 'is not a known field'
-          : typeof propertyName === 'string'
-            ? `name ${error.message ?? 'is not valid'}`
-            : (error.message ?? 'is not valid');
-    const key = `${at} ${message}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    if (items.length === MAX_PROBLEM_ITEMS) continue;
-    items.push({
-      code: `invalid_${error.keyword.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`,
-      in: locations[context],
-      pointer: at,
-      message,
-    });
-  }
-  return { items, count: seen.size };
-}
 
 /**
  * For Fastify's schemaErrorFormatter option. The default joins every error into one message, work and memory that

@@ -3,11 +3,11 @@ import { errorCodes, type FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { StampedCache } from '../catalogue/stamped-cache.ts';
 import { expectedVersions, tagged, taggedWrite } from '../http/conditional.ts';
-import { refused } from '../http/json-body.ts';
 import { tag } from '../http/openapi.ts';
 import { routeOf } from '../http/route-of.ts';
 import type { Routes } from '../http/routes.ts';
 import { AppError } from '../problems.ts';
+import { refused } from '../shared/json-safety.ts';
 import {
   AdjustmentBody,
   AdjustmentResponse,

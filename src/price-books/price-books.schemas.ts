@@ -1,5 +1,7 @@
 import { type Static, Type } from 'typebox';
 import { component } from '../components.ts';
+import { MAX_VARIANT_ID_LENGTH, Money, PriceAdjustment } from '../pricing/adjustment.schema.ts';
+import { MAX_MARKUP_PERCENT } from '../pricing/money.ts';
 import {
   Currency,
   Id,
@@ -10,9 +12,7 @@ import {
   ProductId,
   Properties,
   Timestamps,
-} from '../http/common-schemas.ts';
-import { MAX_VARIANT_ID_LENGTH, Money, PriceAdjustment } from '../pricing/adjustment.schema.ts';
-import { MAX_MARKUP_PERCENT } from '../pricing/money.ts';
+} from '../shared/schemas.ts';
 
 export const PriceBook = component(
   'PriceBook',

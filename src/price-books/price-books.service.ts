@@ -5,8 +5,6 @@ import type { Db, Executor } from '../db/database.ts';
 import { type ExpectedVersions, lockRoot, type Versioned } from '../db/roots.ts';
 import { readSnapshot } from '../db/snapshot.ts';
 import { recordEvent } from '../events/outbox.ts';
-import { bytesTag } from '../http/conditional.ts';
-import { decodeNextKey, encodeNextKey } from '../http/next-key.ts';
 import { newId } from '../ids.ts';
 import { updateOptionRow } from '../options/options.repository.ts';
 import type { Adjustment } from '../pricing/adjustment.schema.ts';
@@ -24,9 +22,11 @@ import {
   pointer,
   throwIfProblems,
 } from '../problems.ts';
+import { bytesTag } from '../shared/etags.ts';
+import { normaliseInstant } from '../shared/instants.ts';
+import { decodeNextKey, encodeNextKey } from '../shared/next-key.ts';
 import type { RequestScope } from '../shared/scope.ts';
 import { changedPrices } from './bulk-change.ts';
-import { normaliseInstant } from './instants.ts';
 import {
   deleteEntries,
   type EntryRow,

@@ -1,8 +1,7 @@
 import { type CsvError, parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
-import { type AjvError, ajvItems } from '../http/error-handler.ts';
-import { validatorCompiler } from '../http/validation.ts';
 import { AppError, bodyItem, type ProblemItem, pointer } from '../problems.ts';
+import { type AjvError, ajvItems, validatorCompiler } from '../shared/validation.ts';
 import type { PriceRow } from './price-books.repository.ts';
 import { MAX_CSV_ROWS, PRICE_CSV_COLUMNS, type PriceCsvColumn, PriceWrite } from './price-books.schemas.ts';
 

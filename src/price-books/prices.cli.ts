@@ -2,12 +2,12 @@
 // beside the feature so that src/cli.ts only lists it.
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
-import { EXIT_CONFLICT, EXIT_INVALID_FILE } from '../catalogue-files/catalogue-files.cli.ts';
 import { declaredSchema } from '../components.ts';
 import type { Db } from '../db/database.ts';
-import { jsonValidator } from '../http/validation.ts';
 import { AppError } from '../problems.ts';
+import { EXIT_CONFLICT, EXIT_INVALID_FILE } from '../shared/exit-codes.ts';
 import { type RequestScope, scopeOutsideHttp } from '../shared/scope.ts';
+import { jsonValidator } from '../shared/validation.ts';
 import {
   BULK_CHANGE_FIELDS,
   BulkChangeBody,

@@ -1,10 +1,10 @@
 import { readInRounds } from '../catalogue/rounds.ts';
 import type { Stamped, StampedCache } from '../catalogue/stamped-cache.ts';
 import { throughStamps } from '../catalogue/through-stamps.ts';
-import { normaliseInstant } from '../price-books/instants.ts';
 import { invalid, invalidOrUnknownReference, type ProblemItem } from '../problems.ts';
 import type { RecencyMap } from '../recency-map.ts';
 import type { Configured } from '../rules/configurator.ts';
+import { normaliseInstant } from '../shared/instants.ts';
 import { confirmScopeKey, type RequestScope } from '../shared/scope.ts';
 import { type CatalogueBundle, checkQuoteRequest, priceQuote } from './quotes.engine.ts';
 import { loadQuoteCatalogue } from './quotes.repository.ts';

@@ -1,6 +1,6 @@
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { nodeHttp as http } from '../http/node-http.ts';
+import { nodeHttp as http } from '../shared/node-http.ts';
 import { DestinationError, type Resolve, resolveDestination } from './destinations.ts';
 
 export interface AttemptOutcome {

@@ -108,3 +108,6 @@ export const Timestamps = {
 };
 
 export const Limit = Type.Integer({ minimum: 1, maximum: 100, default: 25, description: 'Page size, 1-100' });
+
+export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
+export const IDEMPOTENCY_TTL_HOURS = 24;

@@ -17,7 +17,6 @@ import { type Unavailability, unavailability } from './db/errors.ts';
 import { checkStore } from './db/store-check.ts';
 import { eventsRoutes } from './events/events.routes.ts';
 import { isApiRoute, needsWriteAccess, requireApiKey } from './http/auth.ts';
-import { ProblemRef, withErrorResponses } from './http/common-schemas.ts';
 import { compressAnswers } from './http/compression.ts';
 import { conditionalRequests } from './http/conditional.ts';
 import { registerDocs } from './http/docs.ts';
@@ -30,19 +29,20 @@ import {
 import { idempotencyKeys } from './http/idempotency.ts';
 import { registerJsonBody } from './http/json-body.ts';
 import { registerMetrics } from './http/metrics.ts';
-import { nodeHttp } from './http/node-http.ts';
 import { finishDocument, type OpenApiDocument, tag, withResponseHeaders } from './http/openapi.ts';
 import { rateLimitPerKey } from './http/rate-limit.ts';
+import { refuseUnstorableText } from './http/refuse-unstorable.ts';
 import { keepRouteOptions } from './http/route-of.ts';
-import { refuseUnstorableText } from './http/unstorable-text.ts';
-import { validatorCompiler } from './http/validation.ts';
 import { newId } from './ids.ts';
 import { optionsRoutes } from './options/options.routes.ts';
 import { priceBooksRoutes } from './price-books/price-books.routes.ts';
 import { AppError } from './problems.ts';
 import { quotesRoutes } from './quotes/quotes.routes.ts';
 import { rulesRoutes } from './rules/rules.routes.ts';
+import { nodeHttp } from './shared/node-http.ts';
+import { ProblemRef, withErrorResponses } from './shared/schemas.ts';
 import { type Limits, limitsOf } from './shared/scope.ts';
+import { validatorCompiler } from './shared/validation.ts';
 import { webhooksRoutes } from './webhooks/webhooks.routes.ts';
 
 export interface AppOptions {

@@ -6,6 +6,7 @@ import { connect } from './db/connect.ts';
 import type { Db } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { createKey, isValidAccountId, listApiKeys, revokeApiKey } from './keys/keys.service.ts';
+import { pricesCommands } from './price-books/prices.cli.ts';
 
 class UsageError extends Error {}
 
@@ -141,6 +142,7 @@ const commands: Record<string, Command> = {
     },
   },
   ...catalogueCommands({ withDatabase, accountOption, usageError: (message) => new UsageError(message) }),
+  ...pricesCommands({ withDatabase, accountOption, usageError: (message) => new UsageError(message) }),
 };
 
 const helpFlags = new Set(['--help', '-h', 'help']);

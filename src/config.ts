@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import { type Static, Type } from 'typebox';
 
@@ -28,6 +29,8 @@ export const Config = Type.Object({
   requestTimeoutMs: Type.Integer({ minimum: 1 }),
   /** Milliseconds an idle kept-alive connection stays open. */
   keepAliveTimeoutMs: Type.Integer({ minimum: 1 }),
+  /** Client connections held at once; one more is closed as soon as it is accepted. */
+  maxConnections: Type.Integer({ minimum: 1 }),
   /** Largest answer, in bytes of JSON, a request may have built (bundle details). */
   answerMaxBytes: Type.Integer({ minimum: 1024 }),
   /** Large answers (bundle details, quote catalogues) built at once, and how many more may wait. */
@@ -150,6 +153,12 @@ export const environment: readonly {
     allowed: 'an integer number of milliseconds, 1 or more',
   },
   {
+    name: 'MAX_CONNECTIONS',
+    field: 'maxConnections',
+    default: 'half the open-file limit (ulimit -n), at most 4096',
+    allowed: 'an integer, 1 or more: connections beyond it are closed as soon as they are accepted',
+  },
+  {
     name: 'SHUTDOWN_GRACE_MS',
     field: 'shutdownGraceMs',
     default: '10000',
@@ -248,6 +257,22 @@ export const environment: readonly {
 ];
 
 /**
+ * The default cap on client connections: half the process's limit on open descriptors, so that files, the
+ * database and webhook attempts keep the other half, and at most 4096. Where the limit cannot be read, 1000.
+ */
+function defaultMaxConnections(): number {
+  let limits = '';
+  try {
+    limits = readFileSync('/proc/self/limits', 'utf8');
+  } catch {
+    return 1000;
+  }
+  const soft = /^Max open files\s+(\d+|unlimited)/m.exec(limits)?.[1];
+  if (soft === undefined) return 1000;
+  return soft === 'unlimited' ? 4096 : Math.max(1, Math.min(4096, Math.floor(Number(soft) / 2)));
+}
+
+/**
  * Reads the environment once, at start-up; a bad value stops the process with a message naming the variable and
  * its allowed values (never the value itself, which may hold a password).
  */
@@ -276,6 +301,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     headersTimeoutMs: number('HEADERS_TIMEOUT_MS', 10_000),
     requestTimeoutMs: number('REQUEST_TIMEOUT_MS', 30_000),
     keepAliveTimeoutMs: number('KEEP_ALIVE_TIMEOUT_MS', 5_000),
+    maxConnections:
+      read('MAX_CONNECTIONS') === undefined ? defaultMaxConnections() : number('MAX_CONNECTIONS', 0),
     shutdownGraceMs: number('SHUTDOWN_GRACE_MS', 10_000),
     idleCollectMs: number('IDLE_COLLECT_MS', 5000),
     corsOrigins: (read('CORS_ORIGINS') ?? '')

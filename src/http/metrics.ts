@@ -4,7 +4,7 @@ import { Counter, collectDefaultMetrics, Gauge, type Metric, Registry } from 'pr
 import type { Config } from '../config.ts';
 import type { DatabaseHandle } from '../db/connect.ts';
 import type { AnswerGate } from '../shared/heavy-answers.ts';
-import { nodeHttp } from './node-http.ts';
+import { nodeHttp } from '../shared/node-http.ts';
 import { routeOf } from './route-of.ts';
 
 /** What a cache tells about itself; StampedCache keeps these. */

@@ -1,7 +1,7 @@
 import { type Static, Type } from 'typebox';
 import { component } from '../components.ts';
-import { Currency, Instant, Nullable, ProductId } from '../http/common-schemas.ts';
 import { ProblemItem } from '../problems.ts';
+import { Currency, Instant, Nullable, ProductId } from '../shared/schemas.ts';
 import { Quote } from './quotes.schemas.ts';
 
 const MAX_CHOICES = 1000;

@@ -1,10 +1,10 @@
 import { readInRounds } from '../catalogue/rounds.ts';
 import type { Stamped, StampedCache } from '../catalogue/stamped-cache.ts';
 import { throughStamps } from '../catalogue/through-stamps.ts';
-import { normaliseInstant } from '../price-books/instants.ts';
 import { invalid, invalidOrUnknownReference, type ProblemItem } from '../problems.ts';
 import type { RecencyMap } from '../recency-map.ts';
 import type { Configured } from '../rules/configurator.ts';
+import { normaliseInstant } from '../shared/instants.ts';
 import { confirmScopeKey, type RequestScope } from '../shared/scope.ts';
 import { type CatalogueBundle, checkQuoteRequest, priceQuote } from './quotes.engine.ts';
 import { loadQuoteCatalogue } from './quotes.repository.ts';
@@ -79,7 +79,7 @@ export async function catalogueOf(
   const currency = request.currency ?? undefined;
   // A quote of many large bundles is read in rounds, as their details are (readInRounds).
   const load = (at: string) =>
-    scope.limits.gate.run(() =>
+    scope.limits.gate.run(accountId, () =>
       readInRounds(db, accountId, bundleIds, () => {
         const all: Awaited<ReturnType<typeof loadQuoteCatalogue>> = {
           catalogue: new Map(),

@@ -53,7 +53,10 @@ export async function taggedWrite<T>(
 const entityTag = '(W/)?"[\\x21\\x23-\\x7e\\x80-\\xff]*"';
 const ifMatchPattern = `^\\s*(\\*|${entityTag}(\\s*,\\s*${entityTag})*)\\s*$`;
 
-/** The versions of `rootId` an If-Match header allows. Weak tags never match: If-Match compares strongly. */
+/** The largest version a root can reach: versions are 32-bit integer columns (PostgreSQL refuses a larger one). */
+const MAX_VERSION = 2 ** 31 - 1;
+
+/** The versions of `rootId` an If-Match header allows; a tag naming a version no root can have allows none. Weak tags never match: If-Match compares strongly. */
 export function expectedVersions(request: FastifyRequest, rootId: string): ExpectedVersions {
   const header = request.headers['if-match'];
   if (header === undefined || header.trim() === '*') return null;
@@ -63,7 +66,12 @@ export function expectedVersions(request: FastifyRequest, rootId: string): Expec
     const plain = plainOpaque(opaque);
     const at = plain.lastIndexOf(':');
     const version = plain.slice(at + 1);
-    if (at > 0 && plain.slice(0, at) === rootId && /^[1-9]\d{0,14}$/.test(version))
+    if (
+      at > 0 &&
+      plain.slice(0, at) === rootId &&
+      /^[1-9]\d{0,9}$/.test(version) &&
+      Number(version) <= MAX_VERSION
+    )
       versions.push(Number(version));
   }
   return versions;

@@ -452,7 +452,7 @@ export interface paths {
         put?: never;
         /**
          * The exact state of every product of a bundle given a partial configuration, and a completion
-         * @description A read, like a quote: nothing is stored, read-only keys may call it. A valid configuration has at least one product in every INCLUDED option, each chosen option within minCount..maxCount (an ADD_ON option may be left out), and every active rule kept. Each product is selected, required (in every valid configuration that extends the selections and avoids the rejections), excluded (in none) or available (in some): exactly, for every input, so a product shown available can always be completed. The search is bounded: past CONFIGURE_MAX_STEPS steps (values set and conflicts met; default 1000000) it stops and answers 422 configuration_too_complex, never an inexact answer; select or reject more products, or simplify the rules. The outcome of a state (its selections and rejections) is kept beside the cached catalogue, the last CONFIGURE_ANSWERS_KEPT of each bundle (default 256), refusals included: asked again while the bundle and its rules are unchanged, it is not searched again. See docs/configuration.md.
+         * @description A read, like a quote: nothing is stored, read-only keys may call it. A valid configuration has at least one product in every INCLUDED option, each chosen option within minCount..maxCount (an ADD_ON option may be left out), and every active rule kept. Each product is selected, required (in every valid configuration that extends the selections and avoids the rejections), excluded (in none) or available (in some): exactly, for every input, so a product shown available can always be completed. When no valid configuration extends the request, `repairs` gives up to 3 smallest sets of its own selections to remove and rejections to undo that would leave one, smallest first. With `currency`, each product carries its `unitPrice`. Messages name options and products by name and product id. The search runs off the event loop, in a pool of CONFIGURE_THREADS threads (default 1), and is bounded: past CONFIGURE_BUDGET_MS of CPU time (default 1000) or CONFIGURE_MAX_STEPS steps (values set and conflicts met; default 1000000) it stops and answers 422 configuration_too_complex, never an inexact answer; select or reject more products, or simplify the rules. Other requests do not wait for it. The outcome of a state (its selections and rejections) is kept beside the cached catalogue, the last CONFIGURE_ANSWERS_KEPT of each bundle (default 256), refusals included: asked again while the bundle and its rules are unchanged, it is not searched again. See docs/configuration.md.
          */
         post: operations["configureBundle"];
         delete?: never;
@@ -732,7 +732,7 @@ export interface components {
              * @description Stable machine-readable code
              * @enum {string}
              */
-            code: "validation_failed" | "malformed_json" | "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "idempotency_key_reused" | "idempotency_key_in_flight" | "precondition_failed" | "payload_too_large" | "headers_too_large" | "unsupported_media_type" | "rule_violation" | "unknown_reference" | "quote_invalid" | "answer_too_large" | "configuration_too_complex" | "rate_limited" | "internal_error" | "service_unavailable";
+            code: "validation_failed" | "malformed_json" | "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "idempotency_key_reused" | "idempotency_key_in_flight" | "precondition_failed" | "payload_too_large" | "headers_too_large" | "unsupported_media_type" | "rule_violation" | "unknown_reference" | "destination_not_allowed" | "quote_invalid" | "answer_too_large" | "configuration_too_complex" | "rate_limited" | "internal_error" | "service_unavailable";
             requestId: string;
             /** @description The problems found, each with a pointer; the first 100 when there are more */
             errors?: components["schemas"]["ProblemItem"][];
@@ -1923,7 +1923,7 @@ export interface components {
         /** @description Options and products the bundle does not have are 422 unknown_reference at their pointer; a product selected twice is 422 rule_violation. */
         ConfigureRequest: {
             /**
-             * @description When given, the answer carries the quote of the completion
+             * @description When given, the answer carries the quote of the completion and each product’s unit price
              * @enum {string}
              */
             currency?: "AED" | "AFN" | "ALL" | "AMD" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BOV" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHE" | "CHF" | "CHW" | "CLF" | "CLP" | "CNY" | "COP" | "COU" | "CRC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MXV" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "USN" | "UYI" | "UYU" | "UYW" | "UZS" | "VED" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XOF" | "XPF" | "YER" | "ZAR" | "ZMW" | "ZWG";
@@ -1956,8 +1956,23 @@ export interface components {
             /** @description The rule (rul_...), or "option" when the option’s own counts are the cause */
             ruleId: string;
             optionId: string | null;
-            /** @description The rule’s message (else its name), or the counts the option allows */
+            /** @description In words for a sales rep, naming options and products by name and product id: the rule’s message (else its name) and what it says, e.g. `Large needs warranty: "Large base" (BASE-L) in "Base" requires "Warranty" (EXTRA-WARRANTY) in "Extras"`, or the counts the option allows, e.g. `"Base" must have 1 product` */
             message: string;
+        };
+        /** @description One way to a request some valid configuration extends */
+        ConfigureRepair: {
+            /** @description Selections to take out of `selections` */
+            remove: {
+                optionId: string;
+                /** @description The product id of the external CRM catalogue, stored as given */
+                productId: string;
+            }[];
+            /** @description Rejections to take out of `rejections` */
+            unreject: {
+                optionId: string;
+                /** @description The product id of the external CRM catalogue, stored as given */
+                productId: string;
+            }[];
         };
         ConfigureAnswer: {
             /** @description At least one valid configuration extends the selections and avoids the rejections */
@@ -1977,17 +1992,21 @@ export interface components {
                     state: "selected" | "required" | "excluded" | "available";
                     /** @description For required and excluded: the rules and option counts a proof of the state uses (a product rejected in the request has none: the rejection is its reason); empty otherwise */
                     reasons: components["schemas"]["ConfigureReason"][];
+                    /** @description With currency: the unit price a quote gives the product (as POST /v1/quotes/price would), at its quantity in the selections, else its minQuantity (at least 1), times the request’s quantity; null where it has no usable price. Absent without currency. */
+                    unitPrice?: number | null;
                 }[];
             }[];
-            /** @description When not valid: the rules and option counts that together leave no valid configuration */
+            /** @description When not valid: the rules and option counts that together leave no valid configuration, the rules first */
             violations: {
                 code: "rule_violated" | "option_count";
                 /** @description The rule (rul_...), or "option" when the option’s own counts are the cause */
                 ruleId: string;
                 optionId: string | null;
-                /** @description The rule’s message (else its name), or the counts the option allows */
+                /** @description In words for a sales rep, naming options and products by name and product id: the rule’s message (else its name) and what it says, e.g. `Large needs warranty: "Large base" (BASE-L) in "Base" requires "Warranty" (EXTRA-WARRANTY) in "Extras"`, or the counts the option allows, e.g. `"Base" must have 1 product` */
                 message: string;
             }[];
+            /** @description When not valid: up to 3 smallest sets of the request’s own choices whose removal leaves a request that some valid configuration extends, smallest first; each minimal (no smaller part of it would do). Empty when valid, and when even no choices at all would do (the bundle has no valid configuration). */
+            repairs: components["schemas"]["ConfigureRepair"][];
             completion: {
                 selections: {
                     optionId: string;
@@ -2474,7 +2493,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -3559,7 +3578,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -3879,7 +3898,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -4360,7 +4379,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -4531,7 +4550,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -7509,7 +7528,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -7831,7 +7850,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -8151,7 +8170,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -8917,7 +8936,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -9380,7 +9399,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -9859,7 +9878,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -10324,7 +10343,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];

@@ -102,7 +102,14 @@ describeEachDatabase('bulk price changes and CSV', (ctx) => {
     const { option, url } = await pricedBook();
     const before = await storedEntries(ctx, option.priceBookId);
     const events = async () =>
-      (await ctx.call('GET', '/v1/events', { query: { limit: '100' } })).body.events.length;
+      Number(
+        (
+          await ctx.db
+            .selectFrom('events')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
     const eventsBefore = await events();
     const body = { percent: -10, currencies: ['USD'], fields: ['standardPrice', 'listPrice'], dryRun: true };
     const preview = await ctx.call('POST', `${url}/prices/bulk-change`, { body });

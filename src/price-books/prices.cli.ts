@@ -2,7 +2,6 @@
 // beside the feature so that src/cli.ts only lists it.
 import { readFile } from 'node:fs/promises';
 import { declaredSchema } from '../components.ts';
-import { jsonValidator } from '../http/validation.ts';
 import { AppError } from '../problems.ts';
 import {
   type CliSupport,
@@ -12,6 +11,7 @@ import {
   write,
 } from '../shared/cli-support.ts';
 import { type RequestScope, scopeOutsideHttp } from '../shared/scope.ts';
+import { jsonValidator } from '../shared/validation.ts';
 import {
   BULK_CHANGE_FIELDS,
   BulkChangeBody,

@@ -8,6 +8,8 @@ import { MAX_QUOTE_LINES, type Quote, type QuoteLine, type QuoteRequest } from '
 export interface CatalogueBundle {
   id: string;
   isActive: boolean;
+  /** What a quote's document calls the bundle: its header's `name` property, else its header productId. */
+  name?: string;
   /** In display order: left-out INCLUDED options are filled in this order. */
   options: CatalogueOption[];
   /** The bundle's active configuration rules, in display order. */
@@ -16,6 +18,8 @@ export interface CatalogueBundle {
 
 export interface CatalogueOption {
   id: string;
+  /** The option's name, which a quote's document shows. */
+  name?: string;
   type: 'INCLUDED' | 'ADD_ON';
   minCount: number | null;
   maxCount: number | null;
@@ -63,9 +67,15 @@ export const quoteViolationCodes = [
 ] as const;
 export type QuoteViolationCode = (typeof quoteViolationCodes)[number];
 
-export type QuoteOutcome = { ok: true; quote: Quote } | { ok: false; violations: ProblemItem[] };
+/**
+ * `inputs[i]` is the requested product line i was priced from (a made-up one for a default filling an INCLUDED
+ * option), for a saved quote to apply its discount. When invalid, `quote` holds the lines that could be priced.
+ */
+export type QuoteOutcome =
+  | { ok: true; quote: Quote; inputs: RequestedProduct[] }
+  | { ok: false; violations: ProblemItem[]; quote: Quote; inputs: RequestedProduct[] };
 
-type RequestedProduct = QuoteRequest['bundles'][number]['options'][number]['products'][number];
+export type RequestedProduct = QuoteRequest['bundles'][number]['options'][number]['products'][number];
 
 /** One product to price: from the request, or the default filling a left-out INCLUDED option. */
 interface Choice {
@@ -220,6 +230,7 @@ export function priceQuote(
   const instant = Date.parse(at);
   const violations: ProblemItem[] = [];
   const lines: QuoteLine[] = [];
+  const inputs: RequestedProduct[] = [];
   const totals = new QuoteTotals(currency);
   const report = (code: QuoteViolationCode, where: string, message: string) =>
     violations.push({ code, in: 'body', pointer: where, message });
@@ -343,6 +354,7 @@ export function priceQuote(
         priced.trace,
         { priceBookUnitPrice, unitPriceEdited: edited },
       );
+      inputs.push(input);
       lines.push({
         bundleId: bundle.id,
         optionId: option.id,
@@ -438,6 +450,7 @@ export function priceQuote(
     }
   });
 
-  if (violations.length > 0) return { ok: false, violations };
-  return { ok: true, quote: { currency, at, lines, total: totals.total() } };
+  const quote = { currency, at, lines, total: totals.total() };
+  if (violations.length > 0) return { ok: false, violations, quote, inputs };
+  return { ok: true, quote, inputs };
 }

@@ -68,12 +68,18 @@ export const quoteViolationCodes = [
 export type QuoteViolationCode = (typeof quoteViolationCodes)[number];
 
 /**
- * `inputs[i]` is the requested product line i was priced from (a made-up one for a default filling an INCLUDED
- * option), for a saved quote to apply its discount. When invalid, `quote` holds the lines that could be priced.
+ * `sources[i]` says where line i came from: the requested product (a made-up one for a default filling an INCLUDED
+ * option) and the position of its bundle in the request, for a saved quote to apply its discount and group its
+ * lines. When invalid, `quote` holds the lines that could be priced.
  */
 export type QuoteOutcome =
-  | { ok: true; quote: Quote; inputs: RequestedProduct[] }
-  | { ok: false; violations: ProblemItem[]; quote: Quote; inputs: RequestedProduct[] };
+  | { ok: true; quote: Quote; sources: LineSource[] }
+  | { ok: false; violations: ProblemItem[]; quote: Quote; sources: LineSource[] };
+
+export interface LineSource {
+  input: RequestedProduct;
+  bundleIndex: number;
+}
 
 export type RequestedProduct = QuoteRequest['bundles'][number]['options'][number]['products'][number];
 
@@ -230,7 +236,8 @@ export function priceQuote(
   const instant = Date.parse(at);
   const violations: ProblemItem[] = [];
   const lines: QuoteLine[] = [];
-  const inputs: RequestedProduct[] = [];
+  const sources: LineSource[] = [];
+  let bundleIndex = 0;
   const totals = new QuoteTotals(currency);
   const report = (code: QuoteViolationCode, where: string, message: string) =>
     violations.push({ code, in: 'body', pointer: where, message });
@@ -354,7 +361,7 @@ export function priceQuote(
         priced.trace,
         { priceBookUnitPrice, unitPriceEdited: edited },
       );
-      inputs.push(input);
+      sources.push({ input, bundleIndex });
       lines.push({
         bundleId: bundle.id,
         optionId: option.id,
@@ -370,6 +377,7 @@ export function priceQuote(
   };
 
   request.bundles.forEach((requested, i) => {
+    bundleIndex = i;
     const bundleAt = () => pointer('bundles', i);
     const bundle = catalogue.get(requested.bundleId);
     if (bundle === undefined) {
@@ -451,6 +459,6 @@ export function priceQuote(
   });
 
   const quote = { currency, at, lines, total: totals.total() };
-  if (violations.length > 0) return { ok: false, violations, quote, inputs };
-  return { ok: true, quote, inputs };
+  if (violations.length > 0) return { ok: false, violations, quote, sources };
+  return { ok: true, quote, sources };
 }

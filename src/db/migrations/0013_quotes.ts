@@ -59,7 +59,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addUniqueConstraint('quotes_number_version_key', ['account_id', 'number', 'version'])
     .execute();
   // The list's filters, each read newest first in id order.
-  await db.schema.createIndex('quotes_status_idx').on('quotes').columns(['account_id', 'status', 'id']).execute();
+  await db.schema
+    .createIndex('quotes_status_idx')
+    .on('quotes')
+    .columns(['account_id', 'status', 'id'])
+    .execute();
   await db.schema
     .createIndex('quotes_customer_idx')
     .on('quotes')

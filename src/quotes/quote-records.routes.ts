@@ -1,4 +1,3 @@
-import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { expectedVersions, IfMatchHeader, tagged, taggedWrite } from '../http/conditional.ts';
 import { tag } from '../http/openapi.ts';
@@ -24,7 +23,6 @@ import {
   patchQuote,
   pricedTransition,
   type QuoteCatalogues,
-  type QuoteScope,
   replaceQuote,
   reviseQuote,
   transition,
@@ -137,20 +135,9 @@ function prefersPdf(accept: string | undefined): boolean {
   return pdf.q > 0 && (pdf.q > html.q || (pdf.q === html.q && pdf.at < html.at));
 }
 
-/**
- * The request's scope, until src/shared/scope.ts builds it for every request: the account, its key, the answer
- * gate and the clock.
- */
-function scopeOf(request: FastifyRequest, base: Omit<QuoteScope, 'account' | 'key'>): QuoteScope {
-  return { ...base, account: request.account, key: request.unconfirmedKey };
-}
-
 export const quoteRecordsRoutes =
   (catalogues: QuoteCatalogues): Routes =>
-  async (app, { db, answers }) => {
-    const base = { db, limits: { gate: answers.gate }, now: () => new Date() };
-    const scope = (request: FastifyRequest) => scopeOf(request, base);
-
+  async (app) => {
     app.post(
       '/quotes',
       {
@@ -164,7 +151,7 @@ export const quoteRecordsRoutes =
         },
       },
       async (request, reply) => {
-        const made = await createQuote(scope(request), { body: request.body, catalogues });
+        const made = await createQuote(request.scope, { body: request.body, catalogues });
         const saved = tagged(reply, made.value.id, made);
         return reply.code(201).header('location', `/v1/quotes/${saved.id}`).send(saved);
       },
@@ -185,7 +172,7 @@ export const quoteRecordsRoutes =
           response: { 200: Type.With(QuotePage, { description: 'A page of quotes' }) },
         },
       },
-      async (request) => listQuotes(scope(request), request.query),
+      async (request) => listQuotes(request.scope, request.query),
     );
 
     app.get(
@@ -202,7 +189,7 @@ export const quoteRecordsRoutes =
       },
       async (request, reply) => {
         const { quoteId } = request.params;
-        return tagged(reply, quoteId, await getQuote(scope(request), quoteId));
+        return tagged(reply, quoteId, await getQuote(request.scope, quoteId));
       },
     );
 
@@ -224,7 +211,7 @@ export const quoteRecordsRoutes =
       async (request, reply) => {
         const { quoteId } = request.params;
         return taggedWrite(request, reply, quoteId, (expected) =>
-          replaceQuote(scope(request), { quoteId, body: request.body, expected, catalogues }),
+          replaceQuote(request.scope, { quoteId, body: request.body, expected, catalogues }),
         );
       },
     );
@@ -248,7 +235,7 @@ export const quoteRecordsRoutes =
       async (request, reply) => {
         const { quoteId } = request.params;
         return taggedWrite(request, reply, quoteId, (expected) =>
-          patchQuote(scope(request), { quoteId, body: request.body, expected, catalogues }),
+          patchQuote(request.scope, { quoteId, body: request.body, expected, catalogues }),
         );
       },
     );
@@ -269,7 +256,7 @@ export const quoteRecordsRoutes =
       },
       async (request, reply) => {
         const { quoteId } = request.params;
-        await deleteQuote(scope(request), { quoteId, expected: expectedVersions(request, quoteId) });
+        await deleteQuote(request.scope, { quoteId, expected: expectedVersions(request, quoteId) });
         return reply.code(204).send(null);
       },
     );
@@ -299,14 +286,14 @@ export const quoteRecordsRoutes =
           const expected = expectedVersions(request, quoteId);
           const input = { quoteId, expected, catalogues };
           if (action === 'revise') {
-            const made = await reviseQuote(scope(request), input);
+            const made = await reviseQuote(request.scope, input);
             const saved = tagged(reply, made.value.id, made);
             return reply.code(201).header('location', `/v1/quotes/${saved.id}`).send(saved);
           }
           const done =
             action === 'submit' || action === 'reprice'
-              ? await pricedTransition(scope(request), { ...input, action })
-              : await transition(scope(request), { quoteId, expected, action });
+              ? await pricedTransition(request.scope, { ...input, action })
+              : await transition(request.scope, { quoteId, expected, action });
           return tagged(reply, quoteId, done);
         },
       );
@@ -338,8 +325,8 @@ export const quoteRecordsRoutes =
         },
       },
       async (request, reply) => {
-        const row = await getQuoteRow(scope(request), request.params.quoteId);
-        const model = quoteDocumentModel(row, base.now().toISOString());
+        const row = await getQuoteRow(request.scope, request.params.quoteId);
+        const model = quoteDocumentModel(row, request.scope.now().toISOString());
         if (prefersPdf(request.headers.accept)) {
           reply.type('application/pdf');
           reply.header('content-disposition', `inline; filename="${model.fileName}.pdf"`);

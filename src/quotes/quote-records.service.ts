@@ -4,11 +4,10 @@ import { StaleVersionError } from '../db/errors.ts';
 import type { ExpectedVersions, Versioned } from '../db/roots.ts';
 import { joinSearchTexts } from '../db/search-text.ts';
 import { type NewEvent, recordEvents } from '../events/events.service.ts';
-import type { AnswerGate } from '../http/heavy-answers.ts';
 import { decodeNextKey, encodeNextKey } from '../http/next-key.ts';
 import { newId } from '../ids.ts';
-import type { Account, UnconfirmedKey } from '../keys/keys.service.ts';
 import { AppError, bodyItem, invalid, notFound, type ProblemItem } from '../problems.ts';
+import type { RequestScope } from '../shared/scope.ts';
 import { checkQuoteBody, type PricedQuote, priceSavedQuote } from './quote-pricing.ts';
 import {
   deleteDraft,
@@ -32,15 +31,6 @@ import type {
   SavedQuoteLine,
 } from './quote-records.schemas.ts';
 import { type CachedCatalogue, catalogueOf, requestedInstant } from './quotes.service.ts';
-
-/** What a quote service needs of the request's scope (src/shared/scope.ts's RequestScope). */
-export interface QuoteScope {
-  readonly db: Db;
-  readonly account: Account;
-  readonly key: UnconfirmedKey | null;
-  readonly limits: { readonly gate: AnswerGate };
-  readonly now: () => Date;
-}
 
 /** The catalogues quotes are priced from: the price endpoint's cache, so a draft and a price read the same. */
 export interface QuoteCatalogues {
@@ -176,7 +166,7 @@ function checkedInstant(
 
 /** Prices a quote's configuration through the price endpoint's engine and catalogue, at `at` or now. */
 async function price(
-  scope: QuoteScope,
+  scope: RequestScope,
   catalogues: QuoteCatalogues,
   body: Pick<QuoteBody, 'currency' | 'bundles'> & { at?: string | null },
 ): Promise<PricedQuote> {
@@ -195,7 +185,7 @@ async function price(
 /** Why a move of a quote found nothing to move: 404, 412 for a stale If-Match, else 409 invalid_transition. */
 async function explainMiss(
   db: Executor,
-  scope: QuoteScope,
+  scope: RequestScope,
   quoteId: string,
   expected: ExpectedVersions,
   action: string,
@@ -213,7 +203,7 @@ async function explainMiss(
 
 /** Reads a quote for a write that prices it first: 404, or 412 when If-Match names another version. */
 async function readForWrite(
-  scope: QuoteScope,
+  scope: RequestScope,
   quoteId: string,
   expected: ExpectedVersions,
 ): Promise<QuoteRow> {
@@ -232,7 +222,7 @@ const PRICED_WRITE_TRIES = 5;
  * stored over an edit it did not see; when one came between, the write is worked out again.
  */
 async function pricedWrite(
-  scope: QuoteScope,
+  scope: RequestScope,
   input: { quoteId: string; expected: ExpectedVersions; action: QuoteAction | 'edit' },
   work: (
     row: QuoteRow,
@@ -270,7 +260,7 @@ async function pricedWrite(
 }
 
 export async function createQuote(
-  scope: QuoteScope,
+  scope: RequestScope,
   input: { body: QuoteBody; catalogues: QuoteCatalogues },
 ): Promise<Versioned<SavedQuote>> {
   const { body } = input;
@@ -319,21 +309,21 @@ export async function createQuote(
   });
 }
 
-export async function getQuote(scope: QuoteScope, quoteId: string): Promise<Versioned<SavedQuote>> {
+export async function getQuote(scope: RequestScope, quoteId: string): Promise<Versioned<SavedQuote>> {
   const row = await findQuote(scope.db, scope.account.id, quoteId);
   if (!row) throw notFound('Quote', quoteId);
   return versioned(row, scope.now().toISOString());
 }
 
 /** The stored quote row itself, for a reader that renders it (the document). */
-export async function getQuoteRow(scope: QuoteScope, quoteId: string): Promise<QuoteRow> {
+export async function getQuoteRow(scope: RequestScope, quoteId: string): Promise<QuoteRow> {
   const row = await findQuote(scope.db, scope.account.id, quoteId);
   if (!row) throw notFound('Quote', quoteId);
   return row;
 }
 
 export async function listQuotes(
-  scope: QuoteScope,
+  scope: RequestScope,
   query: QuoteListQuery,
 ): Promise<{ quotes: SavedQuote[]; nextKey?: string }> {
   const limit = query.limit ?? 25;
@@ -355,7 +345,7 @@ export async function listQuotes(
 
 /** PUT: the whole draft replaced and re-priced. */
 export async function replaceQuote(
-  scope: QuoteScope,
+  scope: RequestScope,
   input: { quoteId: string; body: QuoteBody; expected: ExpectedVersions; catalogues: QuoteCatalogues },
 ): Promise<Versioned<SavedQuote>> {
   const { body } = input;
@@ -386,7 +376,7 @@ export async function replaceQuote(
 
 /** PATCH: header fields changed, the configuration kept and re-priced. */
 export async function patchQuote(
-  scope: QuoteScope,
+  scope: RequestScope,
   input: { quoteId: string; body: QuotePatchBody; expected: ExpectedVersions; catalogues: QuoteCatalogues },
 ): Promise<Versioned<SavedQuote>> {
   const header = headerColumns(input.body);
@@ -419,7 +409,7 @@ const storedRequest = (row: QuoteRow) => ({
 
 /** reprice (a draft priced again from the catalogue) and submit (priced again, refused while violations remain). */
 export async function pricedTransition(
-  scope: QuoteScope,
+  scope: RequestScope,
   input: {
     quoteId: string;
     action: 'reprice' | 'submit';
@@ -454,7 +444,7 @@ export async function pricedTransition(
  * when one of them was accepted.
  */
 export async function transition(
-  scope: QuoteScope,
+  scope: RequestScope,
   input: {
     quoteId: string;
     action: 'finalize' | 'accept' | 'decline' | 'cancel';
@@ -533,7 +523,7 @@ export async function transition(
  * The old quote is superseded when the new one is finalized. Refused while another live version follows it.
  */
 export async function reviseQuote(
-  scope: QuoteScope,
+  scope: RequestScope,
   input: { quoteId: string; expected: ExpectedVersions; catalogues: QuoteCatalogues },
 ): Promise<Versioned<SavedQuote>> {
   const { quoteId, expected } = input;
@@ -595,7 +585,7 @@ export async function reviseQuote(
 
 /** DELETE: drafts only. */
 export async function deleteQuote(
-  scope: QuoteScope,
+  scope: RequestScope,
   input: { quoteId: string; expected: ExpectedVersions },
 ): Promise<void> {
   await scope.db.transaction().execute(async (tx) => {

@@ -27,13 +27,17 @@ const columns = {
 
 type Doc = InstanceType<typeof PDFDocument>;
 
+/** A large faint DRAFT across the page, drawn where the text cursor is left as it was. */
 function watermark(doc: Doc): void {
+  const { x, y } = doc;
   doc.save();
   doc.rotate(-30, { origin: [page.width / 2, page.height / 2] });
   doc.font('bold').fontSize(120).fillColor('#b42318').fillOpacity(0.08);
   doc.text('DRAFT', 0, page.height / 2 - 70, { width: page.width, align: 'center', lineBreak: false });
   doc.restore();
   doc.fillOpacity(1);
+  doc.x = x;
+  doc.y = y;
 }
 
 function tableHead(doc: Doc): void {
@@ -70,7 +74,7 @@ function lineRow(doc: Doc, line: DocumentLine): void {
     doc.heightOfString(line.product, { width: columns.product.width }) + (line.productId === null ? 0 : 11);
   room(doc, productHeight + 6, true);
   const y = doc.y;
-  doc.fillColor(ink).text(line.product, columns.product.x, y, { width: columns.product.width });
+  doc.font('regular').fontSize(9).fillColor(ink).text(line.product, columns.product.x, y, { width: columns.product.width });
   if (line.productId !== null) {
     doc
       .fontSize(7.5)

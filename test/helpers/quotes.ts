@@ -60,3 +60,20 @@ export async function pricedBundle(ctx: TestContext, key = ctx.key) {
   });
   return { bundle, base, extras, configuration };
 }
+
+/** The document as the service sends it: HTML as text, or the PDF's bytes. */
+export async function documentOf(
+  ctx: TestContext,
+  quoteId: string,
+  accept?: string,
+): Promise<{ status: number; type: string; etag: string; bytes: Buffer }> {
+  const headers: Record<string, string> = { 'x-api-key': ctx.key };
+  if (accept !== undefined) headers.accept = accept;
+  const response = await ctx.app.inject({ method: 'GET', url: `/v1/quotes/${quoteId}/document`, headers });
+  return {
+    status: response.statusCode,
+    type: String(response.headers['content-type']),
+    etag: String(response.headers.etag),
+    bytes: response.rawPayload,
+  };
+}

@@ -1,28 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { describeEachDatabase, type TestContext } from '../helpers/app.ts';
+import { describeEachDatabase } from '../helpers/app.ts';
 import { pdfText } from '../helpers/pdf-text.ts';
-import { ok, pricedBundle } from '../helpers/quotes.ts';
+import { documentOf, ok, pricedBundle } from '../helpers/quotes.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read response JSON freely and assert on it
 type Json = any;
-
-/** The document as the service sends it: HTML as text, or the PDF's bytes. */
-export async function documentOf(
-  ctx: TestContext,
-  quoteId: string,
-  accept?: string,
-): Promise<{ status: number; type: string; etag: string; bytes: Buffer }> {
-  const headers: Record<string, string> = { 'x-api-key': ctx.key };
-  if (accept !== undefined) headers.accept = accept;
-  const response = await ctx.app.inject({ method: 'GET', url: `/v1/quotes/${quoteId}/document`, headers });
-  return {
-    status: response.statusCode,
-    type: String(response.headers['content-type']),
-    etag: String(response.headers.etag),
-    bytes: response.rawPayload,
-  };
-}
 
 const hostile = '<script>alert("x")</script> & <img src=x onerror=alert(1)>';
 

@@ -4,9 +4,6 @@ import { describeEachDatabase } from '../helpers/app.ts';
 import { pdfText } from '../helpers/pdf-text.ts';
 import { documentOf, ok, pricedBundle } from '../helpers/quotes.ts';
 
-// biome-ignore lint/suspicious/noExplicitAny: tests read response JSON freely and assert on it
-type Json = any;
-
 const hostile = '<script>alert("x")</script> & <img src=x onerror=alert(1)>';
 
 describeEachDatabase('quote documents', (ctx) => {

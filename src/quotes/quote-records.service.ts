@@ -3,7 +3,7 @@ import type { Executor, QuoteStatus } from '../db/database.ts';
 import { StaleVersionError } from '../db/errors.ts';
 import type { ExpectedVersions, Versioned } from '../db/roots.ts';
 import { joinSearchTexts } from '../db/search-text.ts';
-import { type NewEvent, recordEvents } from '../events/events.service.ts';
+import { type NewEvent, recordEvents } from '../events/outbox.ts';
 import { decodeNextKey, encodeNextKey } from '../http/next-key.ts';
 import { newId } from '../ids.ts';
 import { AppError, bodyItem, invalid, notFound, type ProblemItem } from '../problems.ts';
@@ -207,14 +207,10 @@ async function price(
   body: PricedRequest,
 ): Promise<PricedQuote> {
   const requested = checkedInstant(body);
-  const { catalogue, at } = await catalogueOf(
-    scope.db,
-    catalogues.cache,
-    scope.limits.gate,
-    scope.account.id,
-    scope.key,
-    { bundleIds: body.bundles.map((b) => b.bundleId), currency: body.currency, at: requested },
-  );
+  const { catalogue, at } = await catalogueOf(scope, {
+    cache: catalogues.cache,
+    request: { bundleIds: body.bundles.map((b) => b.bundleId), currency: body.currency, at: requested },
+  });
   return priceSavedQuote(body, catalogue, at);
 }
 
@@ -287,8 +283,8 @@ async function pricedWrite(
         approvals: JSON.parse(row.approvals_json),
       });
       await recordEvents(
+        scope,
         tx,
-        row.account_id,
         events.map((type) => ({ type, object })),
       );
       return { value: object, version: row.row_version };
@@ -315,6 +311,7 @@ const unsubmitted = (now: string) => ({
 
 /** Inserts a new quote (created, or a revision) with its lines and its event; answers it. */
 async function insertNewQuote(
+  scope: RequestScope,
   tx: Executor,
   row: QuoteRow,
   parts: QuoteParts,
@@ -323,7 +320,7 @@ async function insertNewQuote(
   await insertQuote(tx, row);
   await insertQuoteLines(tx, lineRows(row.account_id, row.id, parts.lines));
   const value = toSavedQuote(row, row.created_at, parts);
-  await recordEvents(tx, row.account_id, [{ type, object: value }]);
+  await recordEvents(scope, tx, [{ type, object: value }]);
   return { value, version: row.row_version };
 }
 
@@ -358,7 +355,7 @@ export async function createQuote(
       violations: priced.violations,
       approvals: [],
     };
-    return insertNewQuote(tx, row, parts, 'quote.created');
+    return insertNewQuote(scope, tx, row, parts, 'quote.created');
   });
 }
 
@@ -562,7 +559,7 @@ export async function transition(
         );
       }
     }
-    await recordEvents(tx, row.account_id, written);
+    await recordEvents(scope, tx, written);
     return versioned(row, now);
   });
 }
@@ -622,7 +619,7 @@ export async function reviseQuote(
       violations: priced.violations,
       approvals: JSON.parse(old.approvals_json),
     };
-    return insertNewQuote(tx, row, parts, 'quote.revised');
+    return insertNewQuote(scope, tx, row, parts, 'quote.revised');
   });
 }
 
@@ -635,8 +632,6 @@ export async function deleteQuote(
     if (!(await deleteDraft(tx, scope.account.id, input.quoteId, input.expected))) {
       await explainMiss(tx, scope, input.quoteId, input.expected, 'delete', ['draft']);
     }
-    await recordEvents(tx, scope.account.id, [
-      { type: 'quote.deleted', object: { id: input.quoteId, deleted: true } },
-    ]);
+    await recordEvents(scope, tx, [{ type: 'quote.deleted', object: { id: input.quoteId, deleted: true } }]);
   });
 }

@@ -85,6 +85,8 @@ export interface QuoteMove {
  * undefined when the condition did not hold (quoteMiss says why).
  */
 export async function moveQuote(tx: Executor, move: QuoteMove): Promise<QuoteRow | undefined> {
+  // An If-Match naming no version of this quote matches nothing (and `in ()` is no SQL to PostgreSQL).
+  if (move.expected?.length === 0) return undefined;
   let query = tx
     .updateTable('quotes')
     .set((eb) => ({
@@ -111,6 +113,7 @@ export async function deleteDraft(
   id: string,
   expected: readonly number[] | null,
 ): Promise<boolean> {
+  if (expected?.length === 0) return false;
   let query = tx
     .deleteFrom('quotes')
     .where('account_id', '=', accountId)

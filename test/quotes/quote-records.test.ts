@@ -364,6 +364,29 @@ describeEachDatabase('quotes as records', (ctx) => {
     assertProblem(await ctx.call('PATCH', `/v1/quotes/${q.id}`, { key: reader, body: { title: 'x' } }), 403);
   });
 
+  test('an If-Match that names no version of the quote is a 412 on every write, the quote untouched', async () => {
+    const { configuration } = await pricedBundle(ctx);
+    const q = ok(
+      await ctx.call('POST', '/v1/quotes', { body: { currency: 'USD', bundles: [configuration()] } }),
+      201,
+    );
+    const headers = { 'if-match': '"bnd_other:1", W/"x"' };
+    for (const [method, path] of [
+      ['DELETE', ''],
+      ['POST', '/submit'],
+      ['POST', '/cancel'],
+      ['POST', '/reprice'],
+    ] as const) {
+      assertProblem(
+        await ctx.call(method, `/v1/quotes/${q.id}${path}`, { headers }),
+        412,
+        'precondition_failed',
+      );
+    }
+    assertProblem(await ctx.call('PATCH', `/v1/quotes/${q.id}`, { headers, body: { title: 'x' } }), 412);
+    assert.deepEqual(ok(await ctx.call('GET', `/v1/quotes/${q.id}`), 200), q);
+  });
+
   test('Idempotency-Key replays a create and an action', async () => {
     const { configuration } = await pricedBundle(ctx);
     const body = { currency: 'USD', bundles: [configuration()] };

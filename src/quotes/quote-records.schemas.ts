@@ -106,7 +106,7 @@ export const QuotePatchBody = component(
       ),
       ...headerFields,
     },
-    { additionalProperties: false, minProperties: 1 },
+    { additionalProperties: false },
   ),
 );
 export type QuotePatchBody = Static<typeof QuotePatchBody>;

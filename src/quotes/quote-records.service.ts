@@ -214,6 +214,17 @@ async function price(
   return priceSavedQuote(body, catalogue, at);
 }
 
+/**
+ * A body that names bundles or options the account does not have is refused (422 unknown_reference), as every
+ * write's body is; the other violations a draft may hold. A stored configuration whose bundle went since keeps
+ * the violation instead.
+ */
+function refuseUnknownReferences(priced: PricedQuote): PricedQuote {
+  const unknown = priced.violations.filter((v) => v.code === 'unknown_reference');
+  if (unknown.length > 0) throw invalid('unknown_reference', unknown);
+  return priced;
+}
+
 /** Why a move of a quote found nothing to move: 404, 412 for a stale If-Match, else 409 invalid_transition. */
 async function explainMiss(
   db: Executor,
@@ -329,7 +340,7 @@ export async function createQuote(
   input: { body: QuoteBody; catalogues: QuoteCatalogues },
 ): Promise<Versioned<SavedQuote>> {
   const { body } = input;
-  const priced = await price(scope, input.catalogues, body);
+  const priced = refuseUnknownReferences(await price(scope, input.catalogues, body));
   return scope.db.transaction().execute(async (tx) => {
     const now = scope.now().toISOString();
     const accountId = scope.account.id;
@@ -414,10 +425,11 @@ function editQuote(
   input: { quoteId: string; expected: ExpectedVersions; catalogues: QuoteCatalogues },
   header: Partial<QuoteRow>,
   requestOf: (row: QuoteRow) => PricedRequest,
+  checked: (priced: PricedQuote) => PricedQuote = (priced) => priced,
 ): Promise<Versioned<SavedQuote>> {
   return pricedWrite(scope, { ...input, action: 'edit' }, async (row) => {
     const request = requestOf(row);
-    const priced = await price(scope, input.catalogues, request);
+    const priced = checked(await price(scope, input.catalogues, request));
     return {
       changes: {
         ...header,
@@ -436,7 +448,7 @@ export function replaceQuote(
   scope: RequestScope,
   input: { quoteId: string; body: QuoteBody; expected: ExpectedVersions; catalogues: QuoteCatalogues },
 ): Promise<Versioned<SavedQuote>> {
-  return editQuote(scope, input, wholeHeader(input.body), () => input.body);
+  return editQuote(scope, input, wholeHeader(input.body), () => input.body, refuseUnknownReferences);
 }
 
 /** PATCH: header fields changed, the configuration kept and re-priced. */

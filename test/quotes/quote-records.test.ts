@@ -336,19 +336,23 @@ describeEachDatabase('quotes as records', (ctx) => {
     assertProblem(await ctx.call('POST', `/v1/quotes/${q.id}/submit`, { key: other }), 404, 'not_found');
     assertProblem(await ctx.call('DELETE', `/v1/quotes/${q.id}`, { key: other }), 404, 'not_found');
     assert.deepEqual(ok(await ctx.call('GET', '/v1/quotes', { key: other }), 200).quotes, []);
-    // Another account's bundle is, to this account, a bundle that does not exist.
-    const theirs = ok(
-      await ctx.call('POST', '/v1/quotes', {
-        key: other,
-        body: { currency: 'USD', bundles: [configuration()] },
-      }),
-      201,
-    );
+    // Another account's bundle is, to this account, a bundle that does not exist: a body naming it is refused.
+    const theirs = await ctx.call('POST', '/v1/quotes', {
+      key: other,
+      body: { currency: 'USD', bundles: [configuration()] },
+    });
+    assertProblem(theirs, 422, 'unknown_reference');
     assert.deepEqual(
-      theirs.violations.map((v: Json) => v.code),
-      ['unknown_reference'],
+      theirs.body.errors.map((v: Json) => v.pointer),
+      ['/bundles/0/bundleId'],
     );
-    assert.equal(theirs.number, 'Q-000001');
+    assertProblem(
+      await ctx.call('PUT', `/v1/quotes/${q.id}`, {
+        body: { currency: 'USD', bundles: [{ ...configuration(), bundleId: 'bnd_none' }] },
+      }),
+      422,
+      'unknown_reference',
+    );
 
     const reader = await ctx.newKey('acme', { readOnly: true });
     assert.equal((await ctx.call('GET', `/v1/quotes/${q.id}`, { key: reader })).status, 200);

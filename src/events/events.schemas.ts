@@ -22,6 +22,18 @@ export const eventTypes = [
   'rule.updated',
   'rule.deleted',
   'webhook_endpoint.disabled',
+  'quote.created',
+  'quote.updated',
+  'quote.deleted',
+  'quote.submitted',
+  'quote.approved',
+  'quote.rejected',
+  'quote.finalized',
+  'quote.accepted',
+  'quote.declined',
+  'quote.expired',
+  'quote.canceled',
+  'quote.revised',
 ] as const;
 export type EventType = (typeof eventTypes)[number];
 

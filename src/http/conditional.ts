@@ -69,7 +69,7 @@ declare module 'fastify' {
   }
 }
 
-const IfMatchHeader = Type.String({
+export const IfMatchHeader = Type.String({
   pattern: ifMatchPattern,
   description:
     'Optimistic concurrency: the ETag of the resource as last read (or a list of them, or *). When it names ' +

@@ -6,6 +6,7 @@ import { type Routes, serialized } from '../http/routes.ts';
 import { ConfigurePool } from './configure.pool.ts';
 import { ConfigureAnswer, ConfigureRequest } from './configure.schemas.ts';
 import { configureBundle } from './configure.service.ts';
+import { quoteRecordsRoutes } from './quote-records.routes.ts';
 import { quoteViolationCodes } from './quotes.engine.ts';
 import { Quote, QuoteRequest } from './quotes.schemas.ts';
 import { type CachedCatalogue, quote } from './quotes.service.ts';
@@ -21,7 +22,8 @@ const QuoteInvalid = Type.Ref('Problem', {
     'account does not have; `errors` lists every violation',
 });
 
-export const quotesRoutes: Routes = async (app, { config, metrics }) => {
+export const quotesRoutes: Routes = async (app, options) => {
+  const { config, metrics } = options;
   // Bounded like the details cache, and like it checked against the database on every request.
   const cache =
     config.detailsCacheBytes > 0 ? new StampedCache<CachedCatalogue>(config.detailsCacheBytes) : null;
@@ -32,6 +34,7 @@ export const quotesRoutes: Routes = async (app, { config, metrics }) => {
     maxSteps: config.configureMaxSteps,
   });
   app.addHook('onClose', () => pool.close());
+  await app.register(quoteRecordsRoutes({ cache }), options);
   app.post(
     '/quotes/price',
     {

@@ -6,6 +6,7 @@ import { newId } from '../../src/ids.ts';
 import { type OpenApiDocument, operationsOf } from '../fuzz/openapi.ts';
 import { assertProblem, type CallResult, describeEachDatabase, type TestContext } from '../helpers/app.ts';
 import { createBundle } from '../helpers/factories.ts';
+import { pricedBundle } from '../helpers/quotes.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read response JSON freely
 type Json = any;
@@ -197,6 +198,47 @@ describeEachDatabase('events', (ctx) => {
     assert.deepEqual(variants, { priceBookId: book.id, productId: 'S', variants: result?.body });
     assert.deepEqual(await onlyEvent(call('DELETE', p), 204, 'price_book.deleted'), {
       id: book.id,
+      deleted: true,
+    });
+
+    // Quotes: every write and action records its events, each with the quote as the write left it.
+    const { configuration } = await pricedBundle(ctx);
+    const quoteBody = { currency: 'USD', bundles: [configuration()] };
+    const quoteEvent = async (method: string, url: string, status: number, type: string, body?: unknown) => {
+      const object = await onlyEvent(call(method, url, body), status, type);
+      assert.deepEqual(object, result?.body);
+      return object;
+    };
+    const q = await quoteEvent('POST', '/v1/quotes', 201, 'quote.created', quoteBody);
+    const qp = `/v1/quotes/${q.id}`;
+    await quoteEvent('PUT', qp, 200, 'quote.updated', quoteBody);
+    await quoteEvent('PATCH', qp, 200, 'quote.updated', { title: 'Evented' });
+    await quoteEvent('POST', `${qp}/reprice`, 200, 'quote.updated');
+    const beforeSubmit = await lastEventId(ctx);
+    const submitted = await call('POST', `${qp}/submit`)();
+    assert.equal(submitted.status, 200, submitted.text);
+    const submitEvents = await feed(ctx, beforeSubmit);
+    assert.deepEqual(
+      submitEvents.map((e) => [e.type, e.requestId]),
+      [
+        ['quote.submitted', submitted.headers['x-request-id']],
+        ['quote.approved', submitted.headers['x-request-id']],
+      ],
+    );
+    for (const e of submitEvents) assert.deepEqual(e.data.object, submitted.body);
+    await quoteEvent('POST', `${qp}/finalize`, 200, 'quote.finalized');
+    await quoteEvent('POST', `${qp}/decline`, 200, 'quote.declined');
+    await quoteEvent('POST', `${qp}/revise`, 201, 'quote.revised');
+    const accepted = await quoteEvent('POST', '/v1/quotes', 201, 'quote.created', quoteBody);
+    for (const action of ['submit', 'finalize']) {
+      assert.equal((await ctx.call('POST', `/v1/quotes/${accepted.id}/${action}`)).status, 200);
+    }
+    await quoteEvent('POST', `/v1/quotes/${accepted.id}/accept`, 200, 'quote.accepted');
+    const canceled = await quoteEvent('POST', '/v1/quotes', 201, 'quote.created', quoteBody);
+    await quoteEvent('POST', `/v1/quotes/${canceled.id}/cancel`, 200, 'quote.canceled');
+    const deleted = await quoteEvent('POST', '/v1/quotes', 201, 'quote.created', quoteBody);
+    assert.deepEqual(await onlyEvent(call('DELETE', `/v1/quotes/${deleted.id}`), 204, 'quote.deleted'), {
+      id: deleted.id,
       deleted: true,
     });
 

@@ -33,6 +33,7 @@ interface Ids {
   ruleId: string;
   eventId: string;
   endpointId: string;
+  quoteId: string;
 }
 
 /** A full data set: a bundle, options, products, prices with adjustments, a variant table, a default product. */
@@ -106,6 +107,19 @@ async function dataSet(ctx: TestContext, key: string, tag: string): Promise<Ids>
     body: { url: `https://hooks.example.com/${tag}`, eventTypes: ['*'], description: `${tag}-SECRET-HOOK` },
   });
   expectOk(endpoint, 'webhook endpoint');
+  const quote = await ctx.call('POST', '/v1/quotes', {
+    key,
+    body: {
+      currency: 'USD',
+      bundles: [
+        {
+          bundleId: bundle.id,
+          options: [{ optionId: option.id, products: [{ productId: `${tag}-P2`, quantity: 1 }] }],
+        },
+      ],
+    },
+  });
+  expectOk(quote, 'quote');
   const events = await ctx.call('GET', '/v1/events', { key, query: { limit: '1' } });
   return {
     bundleId: bundle.id,
@@ -116,6 +130,7 @@ async function dataSet(ctx: TestContext, key: string, tag: string): Promise<Ids>
     ruleId: rule.body.id,
     eventId: events.body.events[0].id,
     endpointId: endpoint.body.id,
+    quoteId: quote.body.id,
   };
 }
 

@@ -1,23 +1,16 @@
 // A real browser for the console's tests: Debian's chromium driven by playwright-core (no browser download), and
-// axe-core for accessibility. A missing browser fails the tests: CI installs the chromium package (.ci/run).
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+// axe-core for accessibility. Without chromium, `npm test` skips these tests with a banner (test/helpers/externals.ts).
+import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
-
-export const chromiumPath = process.env.CPQ_CHROMIUM_PATH ?? '/usr/bin/chromium';
+import { requirePath } from '../helpers/externals.ts';
 
 /** Chromium without a sandbox (CI runs as root), a GPU, or any traffic of its own to other hosts. */
 export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(chromiumPath)) {
-    throw new Error(
-      `No browser at ${chromiumPath}: install Debian's chromium package (apt-get install -y chromium), ` +
-        'or set CPQ_CHROMIUM_PATH. The console tests never skip.',
-    );
-  }
   // playwright-core gives each launch a fresh temporary profile (its own --user-data-dir) and adds --headless.
   return chromium.launch({
-    executablePath: chromiumPath,
+    executablePath: requirePath('chromium'),
     headless: true,
     args: [
       '--no-sandbox',

@@ -1,9 +1,9 @@
-// `npm test`: probes PostgreSQL and the browsers, then runs every test file (or those named) with node:test.
-// Without PostgreSQL it runs SQLite only; without a browser it skips that browser's tests; either is said in a
+// `npm test`: probes PostgreSQL, the browsers and tools, then runs every test file (or those named) with node:test.
+// Without PostgreSQL it runs SQLite only; without a program it skips the tests that need it; each is said in a
 // banner at the start and the end. CPQ_REQUIRE_POSTGRES=1 and CPQ_REQUIRE_BROWSERS=1 (CI) make an absence a failure.
 import { spawn } from 'node:child_process';
 import pg from 'pg';
-import { browsers, locate } from '../test/helpers/externals.ts';
+import { browsers, locate, tools } from '../test/helpers/externals.ts';
 
 const adminUrl = process.env.CPQ_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const shownUrl = adminUrl.replace(/:[^:@/]*@/, ':***@');
@@ -46,7 +46,7 @@ async function preparePostgres(): Promise<string | null> {
 }
 
 const problem = await preparePostgres();
-const missing = browsers.filter((browser) => locate(browser) === null);
+const missing = [...browsers, ...tools].filter((external) => locate(external) === null);
 const line = '!'.repeat(78);
 const absent = [
   ...(problem === null
@@ -56,10 +56,10 @@ const absent = [
         '   Not run: every test against PostgreSQL. The suite runs against SQLite ONLY.',
         '   Install: sudo apt-get install -y postgresql (trust for user postgres on 127.0.0.1:5432)',
       ]),
-  ...missing.flatMap((browser) => [
-    `${browser.name} is not installed (${browser.variable} or PATH).`,
-    `   Not run: ${browser.tests}.`,
-    `   Install: ${browser.install}`,
+  ...missing.flatMap((external) => [
+    `${external.name} is not installed (${external.variable ? `${external.variable} or ` : ''}PATH).`,
+    `   Not run: ${external.tests}.`,
+    `   Install: ${external.install}`,
   ]),
 ];
 const banner = (last: string) => [line, ...absent.map((text) => `!! ${text}`), `!! ${last}`, line].join('\n');
@@ -82,7 +82,7 @@ const child = spawn(
     env: {
       ...process.env,
       CPQ_TEST_DIALECTS: problem === null ? 'sqlite,postgres' : 'sqlite',
-      CPQ_TEST_MISSING: missing.map((browser) => browser.name).join(','),
+      CPQ_TEST_MISSING: missing.map((external) => external.name).join(','),
     },
   },
 );

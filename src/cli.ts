@@ -136,7 +136,9 @@ const commands: Record<string, Command> = {
       // Imported here: it loads every feature's service, which no other command needs.
       const { seedDemo } = await import('./demo/seed-demo.ts');
       const seed = await withDatabase((db) => seedDemo(db, accountId));
-      console.error(`created demo bundle ${seed.bundleId} in account ${accountId}`);
+      console.error(
+        `created demo bundle ${seed.bundleId} in account ${accountId} (each run adds another; DELETE /v1/bundles/{id} removes one)`,
+      );
       console.log(JSON.stringify(seed, null, 2));
     },
   },

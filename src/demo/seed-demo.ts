@@ -240,7 +240,7 @@ export async function seedDemo(db: Db, accountId: string): Promise<DemoSeed> {
   const { value: bundle } = await createBundle(db, accountId, {
     header: {
       productId: headerProductId,
-      properties: { name: 'Demo Laptop 15', family: 'Laptops', color: null },
+      properties: { name: 'Demo Laptop 15', family: 'Laptops', brand: 'Contoso', color: 'grey' },
     },
     isActive: true,
   });

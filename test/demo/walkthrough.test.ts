@@ -30,7 +30,9 @@ function walkthroughSteps(text: string): Step[] {
     text.indexOf('## Walkthrough'),
     text.indexOf('\n## ', text.indexOf('## Walkthrough') + 1),
   );
-  const lines = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].flatMap((block) => (block[1] ?? '').split('\n'));
+  const lines = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].flatMap((block) =>
+    (block[1] ?? '').split('\n'),
+  );
   const steps: Step[] = [];
   let commands: string[] = [];
   for (const line of lines) {

@@ -44,6 +44,7 @@ import { priceBooksRoutes } from './price-books/price-books.routes.ts';
 import { AppError } from './problems.ts';
 import { quotesRoutes } from './quotes/quotes.routes.ts';
 import { rulesRoutes } from './rules/rules.routes.ts';
+import { packageVersion } from './version.ts';
 import { webhooksRoutes } from './webhooks/webhooks.routes.ts';
 
 export interface AppOptions {
@@ -192,7 +193,7 @@ export async function buildApp({
       openapi: '3.1.0',
       info: {
         title: 'cpq',
-        version: '1.0.0',
+        version: packageVersion,
         description:
           'Configure-price-quote backend for product bundles and price books. Every /v1 operation needs an API key ' +
           'in the x-api-key header; an operation whose security names the role `write` refuses read-only keys ' +

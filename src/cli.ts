@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { catalogueCommands } from './catalogue-files/catalogue-files.cli.ts';
 import { ConfigError, environment, loadConfig } from './config.ts';
@@ -6,6 +5,7 @@ import { connect } from './db/connect.ts';
 import type { Db } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { createKey, isValidAccountId, listApiKeys, revokeApiKey } from './keys/keys.service.ts';
+import { packageVersion } from './version.ts';
 
 class UsageError extends Error {}
 
@@ -159,13 +159,6 @@ function help(prefix: string): string {
   ].join('\n');
 }
 
-function version(): string {
-  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
-    version: string;
-  };
-  return `cpq ${manifest.version}`;
-}
-
 /** Edit distance, to point a mistyped option or command at the one meant. */
 function distance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
@@ -215,7 +208,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (name === '--version' || name === '-v') {
-    console.log(version());
+    console.log(`cpq ${packageVersion}`);
     return 0;
   }
   const command = commands[name];

@@ -1,6 +1,6 @@
 import { type Static, type TSchema, type TUnsafe, Type } from 'typebox';
 import { component, declaredSchema } from '../components.ts';
-import { Currency, Instant, Nullable, ProductId, Properties } from '../http/common-schemas.ts';
+import { CurrencyCode, Instant, Nullable, ProductId, Properties } from '../http/common-schemas.ts';
 import { MAX_DISPLAY_ORDER, OptionType, ProductConfigurationInput } from '../options/options.schemas.ts';
 import { ProductVariantsBody } from '../price-books/price-books.schemas.ts';
 import { Adjustment, Money, PriceAdjustment } from '../pricing/adjustment.schema.ts';
@@ -99,7 +99,7 @@ const FileEntry = Type.Object(
     allowUnitPriceEditing: Type.Optional(Type.Boolean({ description: 'Defaults to false' })),
     prices: Type.Optional(
       Type.Record(Type.String(), FilePrices, {
-        propertyNames: Currency,
+        propertyNames: CurrencyCode,
         description: 'Per ISO 4217 currency',
       }),
     ),

@@ -140,7 +140,7 @@ export function operationsOf(document: OpenApiDocument): Operation[] {
         queryParams,
         headerParams,
         body: bodySchema ? { schema: bodySchema, required: bodyRequired } : null,
-        writes: operation.security?.some((r) => r.apiKey?.includes('write')) ?? false,
+        writes: operation.security?.some((r) => 'readWrite' in r) ?? false,
         requestProblems({ params, query, headers, body }) {
           const problems: string[] = [];
           if (!validatePath(structuredClone(params)))

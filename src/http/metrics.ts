@@ -4,8 +4,8 @@ import { Counter, collectDefaultMetrics, Gauge, type Metric, Registry } from 'pr
 import type { Config } from '../config.ts';
 import type { DatabaseHandle } from '../db/connect.ts';
 import { AppError } from '../problems.ts';
+import type { AnswerGate } from '../shared/heavy-answers.ts';
 import { packageVersion } from '../version.ts';
-import type { AnswerGate } from './heavy-answers.ts';
 import { nodeHttp } from './node-http.ts';
 import { routeOf } from './route-of.ts';
 

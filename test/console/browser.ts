@@ -27,15 +27,21 @@ export async function launchChromium(): Promise<Browser> {
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 /**
- * The serious and critical accessibility violations axe-core finds on the page as it is now, one line each. axe
- * is evaluated through the DevTools protocol, which the page's Content-Security-Policy does not govern.
+ * The accessibility violations axe-core finds on the page as it is now, one line each: all of them, or only the
+ * serious and critical ones. axe is evaluated through the DevTools protocol, which the page's
+ * Content-Security-Policy does not govern.
  */
-export async function seriousViolations(page: Page): Promise<string[]> {
+export async function axeViolations(page: Page, only: 'all' | 'serious' = 'all'): Promise<string[]> {
   if (!(await page.evaluate('typeof window.axe !== "undefined"'))) await page.evaluate(axeSource);
   return page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((result) =>
     result.violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .filter((v) => ${only === 'all'} || v.impact === 'serious' || v.impact === 'critical')
       .map((v) => v.id + ' (' + v.impact + '): ' + v.help + ' at ' + v.nodes.map((n) => n.target.join(' ')).join(', ')))`);
+}
+
+/** The serious and critical violations: what the console's pages must not have. */
+export function seriousViolations(page: Page): Promise<string[]> {
+  return axeViolations(page, 'serious');
 }
 
 /** Where screenshots go when CPQ_CONSOLE_SCREENSHOTS names a folder (npm run screenshots); else none are taken. */

@@ -28,7 +28,7 @@ export type FilePiece =
   /** Last: the document without its bundles (`bundles` as []), or undefined when the bytes hold nothing. */
   | { kind: 'head'; value: unknown };
 
-/** A place in the file: its line and column, from 1, columns counted in characters. */
+/** A place in the file: its line and column, from 1, columns counted in UTF-16 units as editors count them. */
 interface Position {
   line: number;
   column: number;
@@ -136,7 +136,10 @@ class Splitter {
       column = 1;
       from = brk + 1;
     }
-    for (let i = from; i < at; i++) if (startsCharacter(bytes[i] as number)) column++;
+    // Decoded natively rather than counted byte by byte in a loop (a fifth of the reading time). Continuation bytes
+    // at the start belong to a character the bytes before counted.
+    while (from < at && !startsCharacter(bytes[from] as number)) from++;
+    if (from < at) column += bytes.toString('utf8', from, at).length;
     this.cursor = at;
     this.position = { line, column };
     return this.position;

@@ -20,9 +20,9 @@ export const accountRoutes: Routes = async (app) => {
       },
     },
     async (request) => ({
-      keyId: request.account.keyId,
-      accountId: request.account.id,
-      readOnly: request.account.readOnly,
+      keyId: request.scope.account.keyId,
+      accountId: request.scope.account.id,
+      readOnly: request.scope.account.readOnly,
     }),
   );
 };

@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { closeSync, createReadStream, fstatSync, openSync } from 'node:fs';
 import type { Db } from '../db/database.ts';
 import { AppError } from '../problems.ts';
+import { scopeOutsideHttp } from '../shared/scope.ts';
 import type { Plan, PlanChange } from './catalogue-files.schemas.ts';
 
 // The catalogue's service and schemas are loaded by the commands that use them, so that every other command (and
@@ -96,7 +97,7 @@ export function catalogueCommands({ withDatabase, accountOption, usageError }: C
         const accountId = accountOption(values.account);
         const { exportCatalogue } = await service();
         await withDatabase(async (db) => {
-          for await (const chunk of exportCatalogue(db, accountId)) await write(chunk);
+          for await (const chunk of exportCatalogue(scopeOutsideHttp(db, accountId))) await write(chunk);
         });
       },
     },
@@ -137,21 +138,20 @@ export function catalogueCommands({ withDatabase, accountOption, usageError }: C
         async function* counted() {
           let read = 0;
           for await (const chunk of source()) {
-            progress?.checking((read += (chunk as Buffer).length));
+            read += (chunk as Buffer).length;
+            progress?.checking(read);
             yield chunk as Buffer;
           }
         }
         const { applyCatalogue, checkedCatalogue } = await service();
         let plan: Plan;
         try {
-          plan = await withDatabase(async (db) => {
-            const checked = { ...(await checkedCatalogue(counted)), source };
-            return applyCatalogue(db, accountId, checked, {
-              dryRun,
-              prune: values.prune === true,
-              onProgress: progress?.applying,
-            });
-          });
+          plan = await withDatabase(async (db) =>
+            applyCatalogue(scopeOutsideHttp(db, accountId), {
+              checked: { ...(await checkedCatalogue(counted)), source },
+              options: { dryRun, prune: values.prune === true, onProgress: progress?.applying },
+            }),
+          );
         } catch (error) {
           if (error instanceof AppError && error.code === 'malformed_json')
             throw cannotRead(error.errors?.[0]?.message ?? error.message);

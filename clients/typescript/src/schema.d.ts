@@ -1346,33 +1346,6 @@ export interface components {
             /** @description The sum of the line totals */
             total: number;
         };
-        /**
-         * @description What happened
-         * @enum {string}
-         */
-        EventType: "bundle.created" | "bundle.updated" | "bundle.deleted" | "bundle.cloned" | "option.created" | "option.updated" | "option.deleted" | "option.cloned" | "option_products.changed" | "price_book.created" | "price_book.updated" | "price_book.deleted" | "prices.changed" | "adjustment.changed" | "product_variants.changed" | "rule.created" | "rule.updated" | "rule.deleted" | "webhook_endpoint.disabled";
-        /** @description Something that happened to a resource of the account */
-        Event: {
-            /** @description Event id; ids ascend in the order the writes committed */
-            id: string;
-            type: components["schemas"]["EventType"];
-            accountId: string;
-            /**
-             * Format: date-time
-             * @description RFC 3339 date-time; stored and returned in UTC
-             */
-            createdAt: string;
-            requestId: string | null;
-            data: {
-                /** @description The resource after the write, as its GET answers it; for a delete `{ id, deleted: true }`. option_products.changed: `{ id (option), bundleId, products }`; prices.changed: `{ priceBookId, productIds, currencies }`; adjustment.changed: `{ priceBookId, productId, currency, adjustment }` (null when deleted); product_variants.changed: `{ priceBookId, productId, variants }`; webhook_endpoint.disabled: the endpoint, disabled after 5 days of failed deliveries. */
-                object: unknown;
-            };
-        };
-        EventPage: {
-            events: components["schemas"]["Event"][];
-            /** @description Pass as `after` for the next page; present only when more exist */
-            nextKey?: string;
-        };
         /** @description { optionId }: some product of the option is chosen; { optionId, productId }: that product is chosen in it */
         RuleSelector: {
             /** @description An option of the bundle */
@@ -1859,6 +1832,33 @@ export interface components {
             };
             /** @description Per record, in file order; deletions (only with prune) after. A created or deleted bundle is one change: its options, products and rules go with it. A product change covers its entry, prices and variant table */
             changes: components["schemas"]["CatalogueChange"][];
+        };
+        /**
+         * @description What happened
+         * @enum {string}
+         */
+        EventType: "bundle.created" | "bundle.updated" | "bundle.deleted" | "bundle.cloned" | "option.created" | "option.updated" | "option.deleted" | "option.cloned" | "option_products.changed" | "price_book.created" | "price_book.updated" | "price_book.deleted" | "prices.changed" | "adjustment.changed" | "product_variants.changed" | "rule.created" | "rule.updated" | "rule.deleted" | "webhook_endpoint.disabled";
+        /** @description Something that happened to a resource of the account */
+        Event: {
+            /** @description Event id; ids ascend in the order the writes committed */
+            id: string;
+            type: components["schemas"]["EventType"];
+            accountId: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 date-time; stored and returned in UTC
+             */
+            createdAt: string;
+            requestId: string | null;
+            data: {
+                /** @description The resource after the write, as its GET answers it; for a delete `{ id, deleted: true }`. option_products.changed: `{ id (option), bundleId, products }`; prices.changed: `{ priceBookId, productIds, currencies }`; adjustment.changed: `{ priceBookId, productId, currency, adjustment }` (null when deleted); product_variants.changed: `{ priceBookId, productId, variants }`; webhook_endpoint.disabled: the endpoint, disabled after 5 days of failed deliveries. */
+                object: unknown;
+            };
+        };
+        EventPage: {
+            events: components["schemas"]["Event"][];
+            /** @description Pass as `after` for the next page; present only when more exist */
+            nextKey?: string;
         };
         /** @description Options and products the bundle does not have are 422 unknown_reference at their pointer; a product selected twice is 422 rule_violation. */
         ConfigureRequest: {

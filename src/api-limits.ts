@@ -1,12 +1,9 @@
 import { MAX_BUNDLE_IDS } from './bundle-details/bundle-details.schemas.ts';
 import { declaredSchema } from './components.ts';
 import type { Config } from './config.ts';
-import { Limit, MAX_PROPERTY_NAME_LENGTH, MAX_PROPERTY_NAMES } from './http/common-schemas.ts';
-import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_TTL_HOURS } from './http/idempotency.ts';
-import { MAX_JSON_DEPTH } from './http/json-body.ts';
-import { nodeHttp } from './http/node-http.ts';
 import { OptionProductsAddBody } from './options/options.schemas.ts';
 import {
+  MAX_CSV_ROWS,
   MAX_DYNAMIC_VARIANTS,
   MAX_VARIANT_TABLE_CHARACTERS,
   PricesDeleteBody,
@@ -15,6 +12,15 @@ import {
 import { MAX_VARIANT_ID_LENGTH } from './pricing/adjustment.schema.ts';
 import { MAX_PROBLEM_ITEMS } from './problems.ts';
 import { MAX_QUOTE_BUNDLES, MAX_QUOTE_LINES } from './quotes/quotes.schemas.ts';
+import { MAX_JSON_DEPTH } from './shared/json-safety.ts';
+import { nodeHttp } from './shared/node-http.ts';
+import {
+  IDEMPOTENCY_KEY_MAX_LENGTH,
+  IDEMPOTENCY_TTL_HOURS,
+  Limit,
+  MAX_PROPERTY_NAME_LENGTH,
+  MAX_PROPERTY_NAMES,
+} from './shared/schemas.ts';
 
 /** "min-max" of a schema's bounds, read from the schema itself so the text cannot drift from what is enforced. */
 function range(schema: object): string {
@@ -50,10 +56,12 @@ export function describeLimits(config: Config): string {
       `a time per server process (HEAVY_ANSWERS_AT_ONCE), ${config.heavyAnswersQueued} more waiting their turn ` +
       '(HEAVY_ANSWERS_QUEUED); beyond that, 503 service_unavailable with Retry-After. Answers served from the ' +
       'cache and other requests do not wait.',
-    `- Configure: at most ${config.configureMaxSteps} search steps per request (CONFIGURE_MAX_STEPS); past them, ` +
-      '422 configuration_too_complex: select or reject more products to narrow the search.',
+    `- Configure: at most ${config.configureBudgetMs} ms of CPU time per request (CONFIGURE_BUDGET_MS) and ` +
+      `${config.configureMaxSteps} search steps per search (CONFIGURE_MAX_STEPS), searched off the event loop in up ` +
+      `to ${config.configureThreads} threads per server process (CONFIGURE_THREADS); past them, 422 ` +
+      'configuration_too_complex: select or reject more products to narrow the search.',
     `- Option products added per request: ${range(declaredSchema(OptionProductsAddBody))}; prices written per request: ` +
-      `${range(declaredSchema(PricesPutBody))}; products whose prices are deleted per request: ${range(declaredSchema(PricesDeleteBody))}.`,
+      `${range(declaredSchema(PricesPutBody))} (a CSV file: up to ${MAX_CSV_ROWS} rows); products whose prices are deleted per request: ${range(declaredSchema(PricesDeleteBody))}.`,
     `- Product variant tables: at most ${MAX_DYNAMIC_VARIANTS} dynamic variants; a variant id has 1-` +
       `${MAX_VARIANT_ID_LENGTH} characters, and a table's ids ${MAX_VARIANT_TABLE_CHARACTERS} characters together.`,
     `- Idempotency-Key: 1-${IDEMPOTENCY_KEY_MAX_LENGTH} characters, kept ${IDEMPOTENCY_TTL_HOURS} hours.`,

@@ -5,6 +5,7 @@ import { connect } from './db/connect.ts';
 import type { Db } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { createKey, isValidAccountId, listApiKeys, revokeApiKey } from './keys/keys.service.ts';
+import { pricesCommands } from './price-books/prices.cli.ts';
 import { packageVersion } from './version.ts';
 
 class UsageError extends Error {}
@@ -143,6 +144,7 @@ const commands: Record<string, Command> = {
     },
   },
   ...catalogueCommands({ withDatabase, accountOption, usageError: (message) => new UsageError(message) }),
+  ...pricesCommands({ withDatabase, accountOption, usageError: (message) => new UsageError(message) }),
 };
 
 const helpFlags = new Set(['--help', '-h', 'help']);

@@ -1,6 +1,8 @@
 import { type Static, Type } from 'typebox';
 import { BundleProduct } from '../bundles/bundles.schemas.ts';
 import { component } from '../components.ts';
+import { OptionConfiguration, ProductConfiguration } from '../options/options.schemas.ts';
+import { PriceAdjustment } from '../pricing/adjustment.schema.ts';
 import {
   Instant,
   MAX_PROPERTY_NAME_LENGTH,
@@ -8,9 +10,7 @@ import {
   Nullable,
   ProductId,
   Properties,
-} from '../http/common-schemas.ts';
-import { OptionConfiguration, ProductConfiguration } from '../options/options.schemas.ts';
-import { PriceAdjustment } from '../pricing/adjustment.schema.ts';
+} from '../shared/schemas.ts';
 
 export const MAX_BUNDLE_IDS = 100;
 

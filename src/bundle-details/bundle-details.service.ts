@@ -4,11 +4,11 @@ import type { StampedCache } from '../catalogue/stamped-cache.ts';
 import { toAdjustment, toPrice } from '../catalogue/stored-prices.ts';
 import { throughStamps } from '../catalogue/through-stamps.ts';
 import type { Db } from '../db/database.ts';
-import { MAX_PROPERTY_NAME_LENGTH, MAX_PROPERTY_NAMES } from '../http/common-schemas.ts';
-import { type Coding, compressParts, minCompressedBytes } from '../http/compression.ts';
-import { normaliseInstant } from '../price-books/instants.ts';
 import { invalid } from '../problems.ts';
+import { type Coding, compressParts, minCompressedBytes } from '../shared/compression.ts';
 import { AnswerBudget } from '../shared/heavy-answers.ts';
+import { normaliseInstant } from '../shared/instants.ts';
+import { MAX_PROPERTY_NAME_LENGTH, MAX_PROPERTY_NAMES } from '../shared/schemas.ts';
 import { confirmScopeKey, type RequestScope } from '../shared/scope.ts';
 import {
   type BundleDetailOption,
@@ -284,7 +284,7 @@ export async function getBundleDetails(
   const { db, limits } = scope;
   const request = parseQuery(query);
   const at = request.at ?? scope.now().toISOString();
-  return limits.gate.run(async () => {
+  return limits.gate.run(scope.account.id, async () => {
     const { answer, notFound } = await buildDetails(
       db,
       limits.answerMaxBytes,
@@ -353,7 +353,7 @@ export async function bundleDetailsBytes(
   // Built and serialized within the gate: both take the time and memory it bounds. A cached answer does not wait.
   // Each bundle is serialized as soon as its round is built, so only one round's objects are held at a time.
   const build = (at: string, coding: Coding | null) =>
-    limits.gate.run(async () => {
+    limits.gate.run(accountId, async () => {
       const built = await buildDetails(
         db,
         limits.answerMaxBytes,

@@ -2,8 +2,8 @@ import { once } from 'node:events';
 import { Readable, type Transform } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type { Stamped } from '../catalogue/stamped-cache.ts';
-import { type Coding, compressor, minCompressedBytes } from '../http/compression.ts';
-import { partsTagger } from '../http/conditional.ts';
+import { type Coding, compressor, minCompressedBytes } from '../shared/compression.ts';
+import { partsTagger } from '../shared/etags.ts';
 import type { BundleDetails } from './bundle-details.schemas.ts';
 
 const opening = Buffer.from('{"bundles":[');

@@ -1,7 +1,7 @@
 import { type Static, Type } from 'typebox';
 import { component } from '../components.ts';
-import { Id, Limit, Nullable, PathId, ProductId, Properties, Timestamps } from '../http/common-schemas.ts';
 import { OptionCreateBody } from '../options/options.schemas.ts';
+import { Id, Limit, Nullable, PathId, ProductId, Properties, Timestamps } from '../shared/schemas.ts';
 
 export const BundleProduct = component(
   'BundleProduct',

@@ -4,7 +4,6 @@ import { type ExpectedVersions, lockBundle, lockRoot, type Versioned } from '../
 import { readSnapshot } from '../db/snapshot.ts';
 import type { EventType } from '../events/events.schemas.ts';
 import { recordEvent } from '../events/outbox.ts';
-import { decodeNextKey, encodeNextKey } from '../http/next-key.ts';
 import { newId } from '../ids.ts';
 import { copyOptions } from '../options/option-copy.ts';
 import { insertOption, optionCreateConflicts, optionCreateProblems } from '../options/option-create.ts';
@@ -12,6 +11,7 @@ import { listOptionsOfBundle } from '../options/options.repository.ts';
 import { placedOrders } from '../options/options.schemas.ts';
 import { notFound, throwIfConflicts, throwIfProblems } from '../problems.ts';
 import { copyRules } from '../rules/rule-references.ts';
+import { decodeNextKey, encodeNextKey } from '../shared/next-key.ts';
 import type { RequestScope } from '../shared/scope.ts';
 import {
   type BundleRow,

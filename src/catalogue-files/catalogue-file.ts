@@ -3,13 +3,13 @@
 import { isDeepStrictEqual } from 'node:util';
 import { rangeProblem } from '../options/option-create.ts';
 import { placedOrders } from '../options/options.schemas.ts';
-import { normaliseInstant } from '../price-books/instants.ts';
 import type { ProductVariantsBody } from '../price-books/price-books.schemas.ts';
 import { validateVariantDefinition } from '../price-books/product-variants.ts';
 import type { Adjustment } from '../pricing/adjustment.schema.ts';
 import { validateAdjustment } from '../pricing/adjustments.ts';
 import { decimalPlaces, MAX_PRICE_DECIMALS } from '../pricing/money.ts';
 import { bodyItem, type ProblemItem, pointer } from '../problems.ts';
+import { normaliseInstant } from '../shared/instants.ts';
 import type {
   FileBundle,
   FileEntry,

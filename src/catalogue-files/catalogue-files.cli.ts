@@ -4,16 +4,13 @@ import { once } from 'node:events';
 import { closeSync, createReadStream, fstatSync, openSync } from 'node:fs';
 import type { Db } from '../db/database.ts';
 import { AppError } from '../problems.ts';
+import { EXIT_CONFLICT, EXIT_INVALID_FILE } from '../shared/exit-codes.ts';
 import { scopeOutsideHttp } from '../shared/scope.ts';
 import type { Plan, PlanChange } from './catalogue-files.schemas.ts';
 
 // The catalogue's service and schemas are loaded by the commands that use them, so that every other command (and
 // the primary of `serve --workers`) starts without them and the catalogue's modules.
 const service = () => import('./catalogue-files.service.ts');
-
-/** Exit codes of `cpq catalogue apply`, beyond 0 (done), 1 (a fault) and 2 (bad arguments). */
-export const EXIT_INVALID_FILE = 3;
-export const EXIT_CONFLICT = 4;
 
 interface CliSupport {
   withDatabase: <T>(work: (db: Db) => Promise<T>) => Promise<T>;

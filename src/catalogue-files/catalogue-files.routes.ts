@@ -7,11 +7,11 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { errorCodes, type FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { ProblemRef } from '../http/common-schemas.ts';
 import { tag } from '../http/openapi.ts';
 import type { Routes } from '../http/routes.ts';
-import { validatorCompiler } from '../http/validation.ts';
 import { AppError } from '../problems.ts';
+import { ProblemRef } from '../shared/schemas.ts';
+import { validatorCompiler } from '../shared/validation.ts';
 import { ApplyQuery, CatalogueFileComponent, Plan } from './catalogue-files.schemas.ts';
 import {
   applyCatalogue,

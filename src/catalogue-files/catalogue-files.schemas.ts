@@ -1,10 +1,10 @@
 import { type Static, type TSchema, type TUnsafe, Type } from 'typebox';
 import { component, declaredSchema } from '../components.ts';
-import { CurrencyCode, Instant, Nullable, ProductId, Properties } from '../http/common-schemas.ts';
 import { MAX_DISPLAY_ORDER, OptionType, ProductConfigurationInput } from '../options/options.schemas.ts';
 import { ProductVariantsBody } from '../price-books/price-books.schemas.ts';
 import { Adjustment, Money, PriceAdjustment } from '../pricing/adjustment.schema.ts';
 import { MAX_RULES_PER_BUNDLE, MAX_WHEN_DEPTH, RuleKind } from '../rules/rules.schemas.ts';
+import { CurrencyCode, Instant, Nullable, ProductId, Properties } from '../shared/schemas.ts';
 
 // The catalogue file (README "Catalogue as code"). Every schema here is written out inline, with no reference to a
 // component, so that the file's JSON Schema is one self-contained document an editor can load. Components of the

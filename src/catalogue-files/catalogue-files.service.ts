@@ -4,8 +4,6 @@ import { toStoredAdjustment, toStoredPrice } from '../catalogue/stored-prices.ts
 import type { Database, Executor } from '../db/database.ts';
 import { readSnapshot } from '../db/snapshot.ts';
 import { type NewEvent, recordEvents } from '../events/outbox.ts';
-import { type AjvError, ajvItems } from '../http/error-handler.ts';
-import { jsonValidator } from '../http/validation.ts';
 import { newId } from '../ids.ts';
 import {
   deleteOptionProductRow,
@@ -24,6 +22,7 @@ import {
 import { AppError, invalid, MAX_PROBLEM_ITEMS, type ProblemItem, throwIfProblems } from '../problems.ts';
 import { deleteRules, updateRule } from '../rules/rules.repository.ts';
 import type { RequestScope } from '../shared/scope.ts';
+import { type AjvError, ajvItems, jsonValidator } from '../shared/validation.ts';
 import {
   type Bundle,
   bundleKeys,

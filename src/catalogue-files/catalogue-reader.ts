@@ -1,11 +1,11 @@
 // A catalogue file read from its bytes a bundle at a time, so that no file, however large, is ever in memory
 // whole (as bytes, as text or parsed): each element of the top-level `bundles` array is cut out of the byte stream
 // at its brackets and parsed alone; everything else (the head: formatVersion, $schema, and `bundles` as []) is
-// parsed once the bytes end. Each piece gets the checks a JSON body gets (src/http/json-body.ts), with pointers
+// parsed once the bytes end. Each piece gets the checks a JSON body gets (src/shared/json-safety.ts), with pointers
 // into the whole file, so a file is refused here exactly as it would be whole.
 import { isUtf8 } from 'node:buffer';
 import { type ParseError, parse as parseTolerantly } from 'jsonc-parser';
-import { forbiddenKey, MAX_JSON_DEPTH, poisonedAt, refused } from '../http/json-body.ts';
+import type { ProblemItem } from '../problems.ts';
 import {
   BACKSLASH,
   CLOSE_ARRAY,
@@ -16,9 +16,9 @@ import {
   OPEN_ARRAY,
   OPEN_OBJECT,
   QUOTE,
-} from '../http/json-bytes.ts';
-import { mayHoldUnstorable, unstorableIn } from '../http/unstorable-text.ts';
-import type { ProblemItem } from '../problems.ts';
+} from '../shared/json-bytes.ts';
+import { forbiddenKey, MAX_JSON_DEPTH, poisonedAt, refused } from '../shared/json-safety.ts';
+import { mayHoldUnstorable, unstorableIn } from '../shared/unstorable-text.ts';
 
 /** Opens the file's bytes, from the start, each time it is called: a file is read once to check, once to apply. */
 export type CatalogueSource = () => AsyncIterable<Uint8Array>;

@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { component } from '../components.ts';
-import { Id, Instant, Limit, Nullable, PathId } from '../http/common-schemas.ts';
+import { Id, Instant, Limit, Nullable, PathId } from '../shared/schemas.ts';
 
 export const eventTypes = [
   'bundle.created',

@@ -10,7 +10,7 @@ import {
   OPEN_ARRAY,
   OPEN_OBJECT,
   QUOTE,
-} from './json-bytes.ts';
+} from '../shared/json-bytes.ts';
 
 /**
  * The item bounds a body schema sets on its arrays, by where they sit: what a scan of the body's bytes can hold an

@@ -1,35 +1,10 @@
-import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { ExpectedVersions, Versioned } from '../db/roots.ts';
+import { bytesTag, versionTag } from '../shared/etags.ts';
 import { isApiRoute } from './auth.ts';
 import { answerCoding, codedTag, plainOpaque } from './compression.ts';
 import { routeOf } from './route-of.ts';
-
-// A single resource's ETag names its root and the root's version, so If-Match can be checked in the database
-// by version alone; any other response's is a hash of its bytes. Both are strong: equal tags, equal bytes. A
-// compressed answer is another representation and carries another strong tag, the plain one's with its coding
-// after a semicolon ("…;br", src/http/compression.ts); If-Match reads the version through it.
-export function versionTag(id: string, version: number): string {
-  return `"${id}:${version}"`;
-}
-
-export function bytesTag(bytes: string | Buffer): string {
-  return partsTagger().update(bytes).tag();
-}
-
-/** bytesTag of bytes given in parts, hashed as they come. */
-export function partsTagger() {
-  const hash = createHash('sha256');
-  const tagger = {
-    update(bytes: string | Buffer) {
-      hash.update(bytes);
-      return tagger;
-    },
-    tag: () => `"${hash.digest('base64url')}"`,
-  };
-  return tagger;
-}
 
 /** Sets the ETag of a single-resource response from its root's version, and answers the value. */
 export function tagged<T>(reply: FastifyReply, rootId: string, { value, version }: Versioned<T>): T {
@@ -53,7 +28,10 @@ export async function taggedWrite<T>(
 const entityTag = '(W/)?"[\\x21\\x23-\\x7e\\x80-\\xff]*"';
 const ifMatchPattern = `^\\s*(\\*|${entityTag}(\\s*,\\s*${entityTag})*)\\s*$`;
 
-/** The versions of `rootId` an If-Match header allows. Weak tags never match: If-Match compares strongly. */
+/** The largest version a root can reach: versions are 32-bit integer columns (PostgreSQL refuses a larger one). */
+const MAX_VERSION = 2 ** 31 - 1;
+
+/** The versions of `rootId` an If-Match header allows; a tag naming a version no root can have allows none. Weak tags never match: If-Match compares strongly. */
 export function expectedVersions(request: FastifyRequest, rootId: string): ExpectedVersions {
   const header = request.headers['if-match'];
   if (header === undefined || header.trim() === '*') return null;
@@ -63,7 +41,12 @@ export function expectedVersions(request: FastifyRequest, rootId: string): Expec
     const plain = plainOpaque(opaque);
     const at = plain.lastIndexOf(':');
     const version = plain.slice(at + 1);
-    if (at > 0 && plain.slice(0, at) === rootId && /^[1-9]\d{0,14}$/.test(version))
+    if (
+      at > 0 &&
+      plain.slice(0, at) === rootId &&
+      /^[1-9]\d{0,9}$/.test(version) &&
+      Number(version) <= MAX_VERSION
+    )
       versions.push(Number(version));
   }
   return versions;
@@ -78,6 +61,13 @@ function noneMatch(header: string | undefined, tag: string): boolean {
 }
 
 const writeMethods = new Set(['PUT', 'PATCH', 'DELETE']);
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A POST that changes a single resource and, like its PUT, PATCH and DELETE, takes If-Match. */
+    takesIfMatch?: boolean;
+  }
+}
 
 const IfMatchHeader = Type.String({
   pattern: ifMatchPattern,
@@ -112,7 +102,7 @@ export function conditionalRequests(app: FastifyInstance): void {
         304: Type.Null({ description: 'Not modified: If-None-Match names the current ETag' }),
         ...response,
       };
-    } else if (methods.some((method) => writeMethods.has(method))) {
+    } else if (methods.some((method) => writeMethods.has(method)) || route.config?.takesIfMatch) {
       withHeader(schema, 'if-match', IfMatchHeader);
       schema.response = {
         412: Type.Ref('Problem', { description: 'If-Match names no current version of the resource' }),

@@ -8,76 +8,14 @@ import {
   type Problem,
   type ProblemCode,
   type ProblemItem,
-  pointerToken,
   problemCodes,
   problemType,
 } from '../problems.ts';
-import { nodeHttp } from './node-http.ts';
+import { nodeHttp } from '../shared/node-http.ts';
+import { type AjvError, ajvItems, locations, type ValidationContext } from '../shared/validation.ts';
 import { routeOf } from './route-of.ts';
 
 const { maxHeaderSize, STATUS_CODES } = nodeHttp;
-
-type ValidationContext = 'body' | 'querystring' | 'params' | 'headers';
-
-const locations: Record<ValidationContext, ProblemItem['in']> = {
-  body: 'body',
-  querystring: 'query',
-  params: 'path',
-  headers: 'header',
-};
-
-export interface AjvError {
-  keyword: string;
-  instancePath: string;
-  message?: string;
-  params: Record<string, unknown>;
-  /** Set by Ajv on the errors of a name that propertyNames rejected. */
-  propertyName?: string;
-}
-
-// anyOf/oneOf report the summary after the branch errors; the branch errors say more. So does propertyNames: the
-// error on the name itself follows, carrying the name.
-const summaryKeywords = new Set(['anyOf', 'oneOf', 'if', 'propertyNames']);
-
-/**
- * The problems of Ajv's errors, each once: the first MAX_PROBLEM_ITEMS of them, and how many there are. A body of
- * many thousand bad elements makes as many errors; only the kept ones become items.
- */
-export function ajvItems(
-  errors: AjvError[],
-  context: ValidationContext,
-): { items: ProblemItem[]; count: number } {
-  const seen = new Set<string>();
-  const items: ProblemItem[] = [];
-  for (const error of errors) {
-    if (summaryKeywords.has(error.keyword)) continue;
-    let at = error.instancePath;
-    if (error.keyword === 'required') at += `/${pointerToken(String(error.params.missingProperty))}`;
-    if (error.keyword === 'additionalProperties')
-      at += `/${pointerToken(String(error.params.additionalProperty))}`;
-    const propertyName = error.propertyName;
-    if (typeof propertyName === 'string') at += `/${pointerToken(propertyName)}`;
-    const message =
-      error.keyword === 'required'
-        ? 'is required'
-        : error.keyword === 'additionalProperties'
-          ? 'is not a known field'
-          : typeof propertyName === 'string'
-            ? `name ${error.message ?? 'is not valid'}`
-            : (error.message ?? 'is not valid');
-    const key = `${at} ${message}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    if (items.length === MAX_PROBLEM_ITEMS) continue;
-    items.push({
-      code: `invalid_${error.keyword.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`,
-      in: locations[context],
-      pointer: at,
-      message,
-    });
-  }
-  return { items, count: seen.size };
-}
 
 /**
  * For Fastify's schemaErrorFormatter option. The default joins every error into one message, work and memory that
@@ -235,6 +173,9 @@ function parserRefusal(code: string | undefined): { code: ProblemCode; detail: s
   }
 }
 
+/** How long a connection refused by the HTTP parser stays open after its answer for the client to read it. */
+const REFUSED_LINGER_MS = 1000;
+
 /**
  * For Fastify's clientErrorHandler option: requests Node's HTTP parser refuses never reach Fastify, and Node's own
  * answer is not a problem document. No request exists yet, so the id is a new one and the instance is empty.
@@ -260,4 +201,9 @@ export function clientErrorHandler(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/problem+json\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
   );
+  // end() closes only our half: a client that never closes its own would keep the socket and its descriptor for
+  // ever. It has a moment to read the answer (cut at once, what it still sends could reset the connection first).
+  const linger = setTimeout(() => socket.destroy(), REFUSED_LINGER_MS);
+  linger.unref();
+  socket.once('close', () => clearTimeout(linger));
 }

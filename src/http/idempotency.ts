@@ -3,9 +3,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Db, IdempotencyKeysTable } from '../db/database.ts';
 import { AppError } from '../problems.ts';
+import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_TTL_HOURS, ProblemRef } from '../shared/schemas.ts';
 import { confirmScopeKey } from '../shared/scope.ts';
 import { isApiRoute } from './auth.ts';
-import { ProblemRef } from './common-schemas.ts';
 import {
   type Claim,
   findKey,
@@ -17,8 +17,6 @@ import {
 } from './idempotency.repository.ts';
 import { routeOf } from './route-of.ts';
 
-export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
-export const IDEMPOTENCY_TTL_HOURS = 24;
 /**
  * How long a claim holds without an answer. Well beyond the 15 s statement timeout, so a claim outlives its lease
  * only when its request never finished (the process died, or the answer could not be recorded); a retry then takes

@@ -2,50 +2,26 @@ import { isUtf8 } from 'node:buffer';
 import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 import { errorCodes, type FastifyInstance } from 'fastify';
-import { AppError, pointer } from '../problems.ts';
+import {
+  forbiddenKey,
+  type Json,
+  MAX_JSON_DEPTH,
+  poisonedAt,
+  refused,
+  refusedAt,
+} from '../shared/json-safety.ts';
+import { mayHoldUnstorable } from '../shared/unstorable-text.ts';
 import { arrayBoundsOf, type StructuralProblem, StructureScan } from './body-bounds.ts';
 import { routeOf } from './route-of.ts';
-import { mayHoldUnstorable } from './unstorable-text.ts';
-
-/** Arrays and objects nest at most this deep in a body; the deepest the API reads is 6. */
-export const MAX_JSON_DEPTH = 32;
-
-export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-
-/** Where a body that is valid JSON uses a key that could poison prototypes once merged into an object. */
-export function poisonedAt(value: Json, path: (string | number)[] = []): string | null {
-  if (value === null || typeof value !== 'object') return null;
-  for (const [key, child] of Object.entries(value)) {
-    const isConstructorPrototype =
-      key === 'constructor' && child !== null && typeof child === 'object' && 'prototype' in child;
-    if (key === '__proto__' || isConstructorPrototype) return pointer(...path, key);
-    const found = poisonedAt(child, [...path, key]);
-    if (found !== null) return found;
-  }
-  return null;
-}
-
-export const refused = (code: 'malformed_json' | 'validation_failed', item: string, message: string) =>
-  new AppError(code, `body: ${message}`, { errors: [{ code: item, in: 'body', pointer: '', message }] });
 
 const tooDeep = () =>
   refused('validation_failed', 'too_deep', `nests arrays and objects more than ${MAX_JSON_DEPTH} deep`);
-
-/** A body refused for one problem at the pointer `at`, worded as the validator words its own. */
-function refusedAt(item: string, at: string, message: string, detail = message): AppError {
-  return new AppError('validation_failed', `body ${at || '/'}: ${detail}`, {
-    errors: [{ code: item, in: 'body', pointer: at, message }],
-  });
-}
 
 /** The problem the validator reports for an array past its maxItems, found before the body is parsed. */
 const tooManyItems = (at: string, maxItems: number) =>
   refusedAt('invalid_max_items', at, `must NOT have more than ${maxItems} items`);
 
-export const forbiddenKey = (at: string): AppError =>
-  refusedAt('forbidden_key', at, 'is not an allowed field name', 'this field name is not allowed');
-
-const structureRefusal = (problem: StructuralProblem): AppError =>
+const structureRefusal = (problem: StructuralProblem): Error =>
   problem.kind === 'too_deep' ? tooDeep() : tooManyItems(problem.pointer, problem.maxItems);
 
 /**

@@ -5,8 +5,8 @@ import type { Config } from '../config.ts';
 import type { DatabaseHandle } from '../db/connect.ts';
 import { AppError } from '../problems.ts';
 import type { AnswerGate } from '../shared/heavy-answers.ts';
+import { nodeHttp } from '../shared/node-http.ts';
 import { packageVersion } from '../version.ts';
-import { nodeHttp } from './node-http.ts';
 import { routeOf } from './route-of.ts';
 
 /** What a cache tells about itself; StampedCache keeps these. */

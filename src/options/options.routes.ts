@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
 import { BundlePath } from '../bundles/bundles.schemas.ts';
-import { ProblemRef } from '../http/common-schemas.ts';
 import { expectedVersions, tagged, taggedWrite } from '../http/conditional.ts';
 import { tag } from '../http/openapi.ts';
 import type { Routes } from '../http/routes.ts';
+import { ProblemRef } from '../shared/schemas.ts';
 import {
   BundleOption,
   BundleOptionList,

@@ -1,7 +1,7 @@
 import { type Static, Type } from 'typebox';
 import { component } from '../components.ts';
-import { Id, Nullable, PathId, ProductId, Properties, Timestamps } from '../http/common-schemas.ts';
 import { PriceBook } from '../price-books/price-books.schemas.ts';
+import { Id, Nullable, PathId, ProductId, Properties, Timestamps } from '../shared/schemas.ts';
 
 const Count = Nullable(Type.Integer({ minimum: 0, maximum: 1_000_000 }));
 const Quantity = Nullable(Type.Integer({ minimum: 0, maximum: 1_000_000_000 }));

@@ -77,6 +77,7 @@ export async function loadQuoteCatalogue(
   for (const o of rows.options) {
     const option: CatalogueOption = {
       id: o.id,
+      name: o.name,
       type: o.type,
       minCount: o.min_count,
       maxCount: o.max_count,

@@ -1,7 +1,7 @@
 import { type Static, Type } from 'typebox';
 import { component } from '../components.ts';
-import { Currency, Instant, Nullable, ProductId, Properties } from '../http/common-schemas.ts';
 import { Money, PriceAdjustment } from '../pricing/adjustment.schema.ts';
+import { Currency, Instant, Nullable, ProductId, Properties } from '../shared/schemas.ts';
 
 export const MAX_QUOTE_BUNDLES = 100;
 export const MAX_QUOTE_LINES = 1000;

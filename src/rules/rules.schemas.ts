@@ -1,7 +1,7 @@
 import { type Static, type TSchema, Type } from 'typebox';
 import { component } from '../components.ts';
-import { Id, Instant, Nullable, PathId, ProductId } from '../http/common-schemas.ts';
 import { DisplayOrder } from '../options/options.schemas.ts';
+import { Id, Instant, Nullable, PathId, ProductId } from '../shared/schemas.ts';
 
 export const MAX_RULES_PER_BUNDLE = 500;
 export const MAX_WHEN_DEPTH = 4;

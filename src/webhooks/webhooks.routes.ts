@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
-import { ProblemRef } from '../http/common-schemas.ts';
 import { expectedVersions, tagged, taggedWrite } from '../http/conditional.ts';
 import type { AnswerSeal } from '../http/idempotency.ts';
 import { tag } from '../http/openapi.ts';
 import type { Routes } from '../http/routes.ts';
+import { ProblemRef } from '../shared/schemas.ts';
 import { open, seal } from './secrets.ts';
 import {
   Delivery,

@@ -1,7 +1,7 @@
 import { type Static, Type } from 'typebox';
 import { component } from '../components.ts';
 import { eventTypes } from '../events/events.schemas.ts';
-import { Id, Instant, Limit, Nullable, PathId, Timestamps } from '../http/common-schemas.ts';
+import { Id, Instant, Limit, Nullable, PathId, Timestamps } from '../shared/schemas.ts';
 
 export const MAX_ENDPOINTS_PER_ACCOUNT = 100;
 /** How long a replaced secret still signs after a rotation. */

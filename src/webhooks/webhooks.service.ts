@@ -2,9 +2,9 @@ import type { Config } from '../config.ts';
 import type { Db, Executor } from '../db/database.ts';
 import { type ExpectedVersions, lockRoot, type Versioned } from '../db/roots.ts';
 import { newestEventId } from '../events/events.repository.ts';
-import { decodeNextKey, encodeNextKey } from '../http/next-key.ts';
 import { newId } from '../ids.ts';
 import { AppError, bodyItem, invalid, notFound, type ProblemItem, throwIfProblems } from '../problems.ts';
+import { decodeNextKey, encodeNextKey } from '../shared/next-key.ts';
 import type { RequestScope } from '../shared/scope.ts';
 import { urlProblem } from './destinations.ts';
 import { isSealed, newSecret, open, type SecretKey, seal, secretKeyOf } from './secrets.ts';
@@ -95,6 +95,19 @@ function endpointProblems(
   return problems;
 }
 
+/** A refused destination alone answers its own code, saying why; with other problems beside it, rule_violation. */
+function throwIfEndpointProblems(problems: ProblemItem[]): void {
+  const [first] = problems;
+  if (problems.length === 1 && first?.code === 'destination_not_allowed') {
+    throw new AppError(
+      'destination_not_allowed',
+      `The webhook destination is not allowed: ${first.pointer} ${first.message}`,
+      { errors: problems },
+    );
+  }
+  throwIfProblems(problems);
+}
+
 const withSecret = (row: EndpointRow, secret: string): WebhookEndpointWithSecret => ({
   ...toEndpoint(row),
   secret,
@@ -106,7 +119,7 @@ export async function createEndpoint(
 ): Promise<Versioned<WebhookEndpointWithSecret>> {
   const { db } = scope;
   const accountId = scope.account.id;
-  throwIfProblems(endpointProblems(body, settings));
+  throwIfEndpointProblems(endpointProblems(body, settings));
   return db.transaction().execute(async (tx) => {
     if ((await countEndpoints(tx, accountId)) >= MAX_ENDPOINTS_PER_ACCOUNT) {
       throw invalid('rule_violation', [
@@ -185,7 +198,7 @@ export async function patchEndpoint(
 ): Promise<Versioned<WebhookEndpoint>> {
   const { db } = scope;
   const accountId = scope.account.id;
-  throwIfProblems(endpointProblems(body, settings));
+  throwIfEndpointProblems(endpointProblems(body, settings));
   return db.transaction().execute(async (tx) => {
     const current = await lockEndpointRoot(tx, accountId, id, expected);
     const wasEnabled = Boolean(current.is_enabled);

@@ -41,6 +41,13 @@ const layers: readonly (readonly string[])[] = [
   ['cli.ts'],
 ];
 const featureLayer = layers.findIndex((layer) => layer.includes('bundles'));
+
+/**
+ * Folders that share repositories and rule modules both ways, counted as one for the cycle check: a bundle's
+ * options, their price books and the rules over them are one catalogue, written together (a clone, a delete).
+ */
+const groups: readonly (readonly string[])[] = [['bundles', 'options', 'price-books', 'rules']];
+const groupOf = new Map(groups.flatMap((group) => group.map((area) => [area, group.join('+')] as const)));
 const rankOf = new Map(layers.flatMap((layer, rank) => layer.map((area) => [area, rank] as const)));
 
 function sourceFiles(folder: string): string[] {
@@ -138,6 +145,52 @@ describe('the structure of src/', () => {
     };
     for (const file of files) visit(file, []);
     assert.deepEqual(cycles, []);
+  });
+
+  test('no folder imports itself through other folders (a catalogue group counted as one)', () => {
+    const node = (file: string) => groupOf.get(areaOf(file)) ?? areaOf(file);
+    const folders = new Map<string, Map<string, string>>();
+    for (const [file, targets] of graph) {
+      for (const target of targets) {
+        const [from, to] = [node(file), node(target)];
+        if (from === to) continue;
+        const edges = folders.get(from) ?? new Map<string, string>();
+        if (!edges.has(to)) edges.set(to, `${file} -> ${target}`);
+        folders.set(from, edges);
+      }
+    }
+    const cycles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const visit = (folder: string, path: string[]) => {
+      if (state.get(folder) === 'done') return;
+      if (state.get(folder) === 'open') {
+        const loop = [...path.slice(path.indexOf(folder)), folder];
+        cycles.push(
+          loop
+            .slice(1)
+            .map((to, i) => folders.get(loop[i] as string)?.get(to))
+            .join(', '),
+        );
+        return;
+      }
+      state.set(folder, 'open');
+      for (const next of folders.get(folder)?.keys() ?? []) visit(next, [...path, folder]);
+      state.set(folder, 'done');
+    };
+    for (const folder of folders.keys()) visit(folder, []);
+    assert.deepEqual(cycles, []);
+  });
+
+  test('HTTP stays at the edge: src/http/ is imported only by app.ts and routes, fastify never by services or repositories', () => {
+    const wrong = files.flatMap((file) => {
+      const edge = file === 'app.ts' || file.endsWith('.routes.ts') || areaOf(file) === 'http';
+      const intoHttp = edge ? [] : (graph.get(file) ?? []).filter((target) => areaOf(target) === 'http');
+      const domain = /\.(service|repository)\.ts$/.test(file) && areaOf(file) !== 'http';
+      const fastify =
+        domain && /from 'fastify'|from '@fastify\//.test(text.get(file) ?? '') ? ['fastify'] : [];
+      return [...intoHttp, ...fastify].map((target) => `${file} -> ${target}`);
+    });
+    assert.deepEqual(wrong, []);
   });
 
   test('the command line loads the HTTP stack only to serve: not for other commands, nor in the primary of --workers', () => {

@@ -5,7 +5,7 @@ import type { KyselyPlugin } from 'kysely';
 import { buildApp } from '../../src/app.ts';
 import { bundleDetailsBytes, getBundleDetails } from '../../src/bundle-details/bundle-details.service.ts';
 import { connect } from '../../src/db/connect.ts';
-import { bytesTag } from '../../src/http/conditional.ts';
+import { bytesTag } from '../../src/shared/etags.ts';
 import { limitsOf, scopeOutsideHttp } from '../../src/shared/scope.ts';
 import { callApp, describeEachDatabase, testConfig } from '../helpers/app.ts';
 import { createBundle } from '../helpers/factories.ts';

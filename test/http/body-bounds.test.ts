@@ -5,9 +5,9 @@ import { Worker } from 'node:worker_threads';
 import fc from 'fast-check';
 import { Type } from 'typebox';
 import { arrayBoundsOf, StructureScan } from '../../src/http/body-bounds.ts';
-import { MAX_JSON_DEPTH } from '../../src/http/json-body.ts';
-import { validatorCompiler } from '../../src/http/validation.ts';
 import { QuoteRequest } from '../../src/quotes/quotes.schemas.ts';
+import { MAX_JSON_DEPTH } from '../../src/shared/json-safety.ts';
+import { validatorCompiler } from '../../src/shared/validation.ts';
 
 // Committed seeds, so npm test runs the same cases every time; change them locally to explore others.
 const SEEDS = [1, 2, 3];

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MAX_JSON_DEPTH } from '../../src/http/json-body.ts';
+import { MAX_JSON_DEPTH } from '../../src/shared/json-safety.ts';
 import { assertProblem, describeEachDatabase } from '../helpers/app.ts';
 import { createBundle } from '../helpers/factories.ts';
 

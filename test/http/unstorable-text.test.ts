@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { mayHoldUnstorable, unstorableIn } from '../../src/http/unstorable-text.ts';
 import type { ProblemItem } from '../../src/problems.ts';
+import { mayHoldUnstorable, unstorableIn } from '../../src/shared/unstorable-text.ts';
 
 const unstorable = (value: unknown) => {
   const found: ProblemItem[] = [];

@@ -1,7 +1,7 @@
 import { Ajv, type Options, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { FastifySchemaCompiler } from 'fastify';
 import { components } from '../components.ts';
+import { MAX_PROBLEM_ITEMS, type ProblemItem, pointerToken } from '../problems.ts';
 
 // ajv-formats ships CommonJS with the function on `default`.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -66,7 +66,16 @@ function learnComponents(): void {
  * compile would then fail that route's first request rather than the start; every route is exercised by the tests
  * and by the schema-driven fuzzer, on both databases.
  */
-export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+/** For Fastify's setValidatorCompiler: a route part's schema to a validator. */
+export const validatorCompiler = ({
+  schema,
+  httpPart,
+}: {
+  schema: unknown;
+  httpPart?: string;
+  method?: string;
+  url?: string;
+}) => {
   let compiled: ValidateFunction | undefined;
   const validate = (data: unknown) => {
     if (compiled === undefined) {
@@ -95,4 +104,66 @@ export function jsonValidator(schema: object) {
   learnComponents();
   taggedAjv ??= addFormats(new Ajv({ ...shared, coerceTypes: false, discriminator: true }));
   return taggedAjv.compile(schema);
+}
+
+export type ValidationContext = 'body' | 'querystring' | 'params' | 'headers';
+
+export const locations: Record<ValidationContext, ProblemItem['in']> = {
+  body: 'body',
+  querystring: 'query',
+  params: 'path',
+  headers: 'header',
+};
+
+export interface AjvError {
+  keyword: string;
+  instancePath: string;
+  message?: string;
+  params: Record<string, unknown>;
+  /** Set by Ajv on the errors of a name that propertyNames rejected. */
+  propertyName?: string;
+}
+
+// anyOf/oneOf report the summary after the branch errors; the branch errors say more. So does propertyNames: the
+// error on the name itself follows, carrying the name.
+const summaryKeywords = new Set(['anyOf', 'oneOf', 'if', 'propertyNames']);
+
+/**
+ * The problems of Ajv's errors, each once: the first MAX_PROBLEM_ITEMS of them, and how many there are. A body of
+ * many thousand bad elements makes as many errors; only the kept ones become items.
+ */
+export function ajvItems(
+  errors: AjvError[],
+  context: ValidationContext,
+): { items: ProblemItem[]; count: number } {
+  const seen = new Set<string>();
+  const items: ProblemItem[] = [];
+  for (const error of errors) {
+    if (summaryKeywords.has(error.keyword)) continue;
+    let at = error.instancePath;
+    if (error.keyword === 'required') at += `/${pointerToken(String(error.params.missingProperty))}`;
+    if (error.keyword === 'additionalProperties')
+      at += `/${pointerToken(String(error.params.additionalProperty))}`;
+    const propertyName = error.propertyName;
+    if (typeof propertyName === 'string') at += `/${pointerToken(propertyName)}`;
+    const message =
+      error.keyword === 'required'
+        ? 'is required'
+        : error.keyword === 'additionalProperties'
+          ? 'is not a known field'
+          : typeof propertyName === 'string'
+            ? `name ${error.message ?? 'is not valid'}`
+            : (error.message ?? 'is not valid');
+    const key = `${at} ${message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    if (items.length === MAX_PROBLEM_ITEMS) continue;
+    items.push({
+      code: `invalid_${error.keyword.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`,
+      in: locations[context],
+      pointer: at,
+      message,
+    });
+  }
+  return { items, count: seen.size };
 }

@@ -98,7 +98,7 @@ export interface ServiceOptions {
 
 /**
  * The program that `npm start` and `cpq` run in the checkout `cwd`, with the environment and Node flags of its
- * first line (`#!/usr/bin/env -S MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=262144 node --max-semi-space-size=8
+ * first line (`#!/usr/bin/env -S node --max-semi-space-size=8
  * --no-memory-reducer`). Read from the checkout that runs, so that bench:compare's base gets its own: before
  * bin/cpq.js, that was src/cli.ts.
  */

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=262144 node --max-semi-space-size=8 --no-memory-reducer
+#!/usr/bin/env -S node --max-semi-space-size=8 --no-memory-reducer
 // The `cpq` command (src/cli.ts), as npm start, npm run cpq and the package's bin run it. JavaScript, so that the
 // project's TypeScript loads stripped of its types from a cache of its own (bin/stripped-typescript.js): Node's
 // TypeScript parser is loaded only on the first start after a change, and nothing of the cache stays in memory.

@@ -99,6 +99,8 @@ export function describeAdjustment(
 
 export interface Names {
   option(optionId: string): string;
+  /** A product's name within its option (productName), where the caller knows it. */
+  product?(optionId: string, productId: string): string;
 }
 
 type Selector = Schemas['RuleSelector'];
@@ -106,7 +108,8 @@ type Condition = Schemas['RuleCondition'] | Schemas['RuleCondition3'] | Schemas[
 
 export function describeSelector(selector: Selector, names: Names): string {
   const option = names.option(selector.optionId);
-  return selector.productId === undefined ? `any product of ${option}` : `${selector.productId} in ${option}`;
+  if (selector.productId === undefined) return `any product of ${option}`;
+  return `${names.product?.(selector.optionId, selector.productId) ?? selector.productId} in ${option}`;
 }
 
 export function describeCondition(condition: Condition, names: Names): string {

@@ -1,28 +1,20 @@
 // `cpq catalogue export|apply|schema`: the command-line side of catalogue files, kept beside the feature so that
 // src/cli.ts only lists it.
-import { once } from 'node:events';
 import { closeSync, createReadStream, fstatSync, openSync } from 'node:fs';
-import type { Db } from '../db/database.ts';
 import { AppError } from '../problems.ts';
-import { EXIT_CONFLICT, EXIT_INVALID_FILE } from '../shared/exit-codes.ts';
+import {
+  type CliSupport,
+  EXIT_CONFLICT,
+  EXIT_INVALID_FILE,
+  type Values,
+  write,
+} from '../shared/cli-support.ts';
 import { scopeOutsideHttp } from '../shared/scope.ts';
 import type { Plan, PlanChange } from './catalogue-files.schemas.ts';
 
 // The catalogue's service and schemas are loaded by the commands that use them, so that every other command (and
 // the primary of `serve --workers`) starts without them and the catalogue's modules.
 const service = () => import('./catalogue-files.service.ts');
-
-interface CliSupport {
-  withDatabase: <T>(work: (db: Db) => Promise<T>) => Promise<T>;
-  accountOption: (value: unknown) => string;
-  usageError: (message: string) => Error;
-}
-
-type Values = Record<string, string | boolean | undefined>;
-
-async function write(text: string): Promise<void> {
-  if (!process.stdout.write(text)) await once(process.stdout, 'drain');
-}
 
 const symbols = { create: '+', change: '~', delete: '-' } as const;
 

@@ -1,11 +1,15 @@
 // `cpq prices export|import|bulk-change`: the command-line side of a price book's bulk changes and CSV files, kept
 // beside the feature so that src/cli.ts only lists it.
-import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { declaredSchema } from '../components.ts';
-import type { Db } from '../db/database.ts';
 import { AppError } from '../problems.ts';
-import { EXIT_CONFLICT, EXIT_INVALID_FILE } from '../shared/exit-codes.ts';
+import {
+  type CliSupport,
+  EXIT_CONFLICT,
+  EXIT_INVALID_FILE,
+  type Values,
+  write,
+} from '../shared/cli-support.ts';
 import { type RequestScope, scopeOutsideHttp } from '../shared/scope.ts';
 import { jsonValidator } from '../shared/validation.ts';
 import {
@@ -17,18 +21,6 @@ import {
 
 // Loaded by the commands that use it, so every other command starts without the price books' modules.
 const service = () => import('./price-books.service.ts');
-
-interface CliSupport {
-  withDatabase: <T>(work: (db: Db) => Promise<T>) => Promise<T>;
-  accountOption: (value: unknown) => string;
-  usageError: (message: string) => Error;
-}
-
-type Values = Record<string, string | boolean | undefined>;
-
-async function write(text: string): Promise<void> {
-  if (!process.stdout.write(text)) await once(process.stdout, 'drain');
-}
 
 const money = (value: number | null) => (value === null ? 'none' : String(value));
 

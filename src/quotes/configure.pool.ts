@@ -67,11 +67,6 @@ export class ConfigurePool {
     this.limits = limits;
   }
 
-  /** Threads running now (0 before the first search and after a quiet spell). */
-  get threads(): number {
-    return this.#pool?.threads.length ?? 0;
-  }
-
   async search(
     task: Omit<ConfigureTask, 'maxSteps' | 'budgetMs' | 'deadline'>,
   ): Promise<ConfigureResult | { refused: 'memory' }> {

@@ -327,7 +327,7 @@ export interface Repair {
   unreject: number[];
 }
 
-export const MAX_REPAIRS = 3;
+const MAX_REPAIRS = 3;
 
 /**
  * The reasons of every product that has none: one array shared by all of them, where an array each was a third of

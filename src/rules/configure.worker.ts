@@ -1,4 +1,4 @@
-import { getPriority, setPriority } from 'node:os';
+import { setPriority } from 'node:os';
 import { RecencyMap } from '../recency-map.ts';
 import {
   type Configured,
@@ -12,8 +12,8 @@ import type { ModelRule } from './rule-logic.ts';
 
 // A configure search in a thread of the pool (src/quotes/configure.pool.ts), off the event loop: it stops once it has
 // spent its budget of this thread's CPU time, so a hard bundle costs one budget of one core and holds up nothing
-// else. The thread runs a little below the event loop's priority (Linux: per thread), so a busy core answers the loop
-// first.
+// else. The thread runs at the lowest priority (Linux: per thread), so a busy core answers the event loop, and the
+// database, first.
 
 /** What the service asks of a thread. */
 export interface ConfigureTask {
@@ -37,7 +37,7 @@ const MODELS_KEPT = 32;
 const models = new RecencyMap<Model>();
 
 try {
-  setPriority(Math.min(19, getPriority() + 5));
+  setPriority(19);
 } catch {
   // Not allowed here: the thread runs at the process's priority.
 }

@@ -271,15 +271,6 @@ describe('the cpq command line', () => {
         'the idle collector alone decides when memory goes back',
       );
       assert.ok(command[0]?.endsWith('node'), command.join(' '));
-      const environment = readFileSync(`/proc/${child.pid}/environ`, 'utf8').split('\0');
-      assert.ok(
-        environment.includes('MALLOC_ARENA_MAX=2'),
-        'glibc keeps two malloc arenas, not one per thread',
-      );
-      assert.ok(
-        environment.includes('MALLOC_MMAP_THRESHOLD_=262144'),
-        'glibc maps blocks of 256 KB or more on their own, whatever was freed before',
-      );
       assert.ok(readdirSync(cache).length > 0, 'the stripped TypeScript was kept');
     } finally {
       if (child.exitCode === null && child.signalCode === null) {

@@ -149,6 +149,19 @@ describeEachDatabase('events', (ctx) => {
       ),
       { priceBookId: book.id, productIds: ['S', 'M'], currencies: ['USD', 'EUR'] },
     );
+    // A bulk change is a price write: its one event names what it changed (a preview records none, as it writes none).
+    assert.deepEqual(
+      await onlyEvent(
+        call('POST', `${p}/prices/bulk-change`, {
+          percent: 10,
+          currencies: ['EUR'],
+          fields: ['standardPrice'],
+        }),
+        200,
+        'prices.changed',
+      ),
+      { priceBookId: book.id, productIds: ['S'], currencies: ['EUR'] },
+    );
     assert.deepEqual(await onlyEvent(call('DELETE', `${p}/prices`, ['M', 'nope']), 200, 'prices.changed'), {
       priceBookId: book.id,
       productIds: ['M'],

@@ -101,6 +101,16 @@ describeEachDatabase('bulk price changes and CSV', (ctx) => {
   test('a dry run writes nothing, and its ETag applies exactly the preview or gets 412', async () => {
     const { option, url } = await pricedBook();
     const before = await storedEntries(ctx, option.priceBookId);
+    const events = async () =>
+      Number(
+        (
+          await ctx.db
+            .selectFrom('events')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    const eventsBefore = await events();
     const body = { percent: -10, currencies: ['USD'], fields: ['standardPrice', 'listPrice'], dryRun: true };
     const preview = await ctx.call('POST', `${url}/prices/bulk-change`, { body });
     assert.equal(preview.status, 200, preview.text);
@@ -119,6 +129,7 @@ describeEachDatabase('bulk price changes and CSV', (ctx) => {
     });
     assert.deepEqual(preview.body.changes[0].after.standardPrice, 17.99);
     assert.deepEqual(await storedEntries(ctx, option.priceBookId), before, 'a preview writes nothing');
+    assert.equal(await events(), eventsBefore, 'and records no event');
     const book = await ctx.call('GET', url);
     assert.equal(preview.headers.etag, book.headers.etag, 'the preview answers the current ETag');
 

@@ -358,7 +358,15 @@ export function BundlePage({ bundleId, session }: { bundleId: string; session: S
   const currencies = currenciesOf(details);
   const allOptions = [...details.included, ...details.addOns];
   const plainOf = new Map(options.map((o) => [o.id, o]));
-  const names: Names = { option: (id) => plainOf.get(id)?.name ?? id };
+  const names: Names = {
+    option: (id) => plainOf.get(id)?.name ?? id,
+    product: (optionId, productId) => {
+      const product = allOptions
+        .find((o) => o.id === optionId)
+        ?.products.find((p) => p.productId === productId);
+      return product ? productName(product) : productId;
+    },
+  };
   const choices: OptionChoice[] = allOptions.map((o) => ({
     id: o.id,
     name: o.name,

@@ -1,7 +1,9 @@
-// `npm test`: probes PostgreSQL, then runs every test file with node:test against the databases it can reach.
-// Without PostgreSQL it says so loudly and runs SQLite only, unless CPQ_REQUIRE_POSTGRES=1 (CI), where that fails.
+// `npm test`: probes PostgreSQL, the browsers and tools, then runs every test file (or those named) with node:test.
+// Without PostgreSQL it runs SQLite only; without a program it skips the tests that need it; each is said in a
+// banner at the start and the end. CPQ_REQUIRE_POSTGRES=1 and CPQ_REQUIRE_BROWSERS=1 (CI) make an absence a failure.
 import { spawn } from 'node:child_process';
 import pg from 'pg';
+import { browsers, locate, tools } from '../test/helpers/externals.ts';
 
 const adminUrl = process.env.CPQ_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const shownUrl = adminUrl.replace(/:[^:@/]*@/, ':***@');
@@ -44,28 +46,48 @@ async function preparePostgres(): Promise<string | null> {
 }
 
 const problem = await preparePostgres();
+const missing = [...browsers, ...tools].filter((external) => locate(external) === null);
 const line = '!'.repeat(78);
-const banner = `${line}\n!! PostgreSQL is not reachable at ${shownUrl}: ${problem}\n`;
-let dialects = 'sqlite,postgres';
-if (problem !== null) {
-  if (process.env.CPQ_REQUIRE_POSTGRES === '1') {
-    console.error(`${banner}!! CPQ_REQUIRE_POSTGRES=1: failing instead of running SQLite only.\n${line}`);
-    process.exit(1);
-  }
-  console.error(
-    `${banner}!! Running the suite against SQLite ONLY. PostgreSQL results are missing.\n${line}`,
-  );
-  dialects = 'sqlite';
+const absent = [
+  ...(problem === null
+    ? []
+    : [
+        `PostgreSQL is not reachable at ${shownUrl}: ${problem}`,
+        '   Not run: every test against PostgreSQL. The suite runs against SQLite ONLY.',
+        '   Install: sudo apt-get install -y postgresql (trust for user postgres on 127.0.0.1:5432)',
+      ]),
+  ...missing.flatMap((external) => [
+    `${external.name} is not installed (${external.variable ? `${external.variable} or ` : ''}PATH).`,
+    `   Not run: ${external.tests}.`,
+    `   Install: ${external.install}`,
+  ]),
+];
+const banner = (last: string) => [line, ...absent.map((text) => `!! ${text}`), `!! ${last}`, line].join('\n');
+const required = [
+  ...(problem !== null && process.env.CPQ_REQUIRE_POSTGRES === '1' ? ['CPQ_REQUIRE_POSTGRES=1'] : []),
+  ...(missing.length > 0 && process.env.CPQ_REQUIRE_BROWSERS === '1' ? ['CPQ_REQUIRE_BROWSERS=1'] : []),
+];
+if (required.length > 0) {
+  console.error(banner(`${required.join(', ')}: failing instead of skipping these tests.`));
+  process.exit(1);
 }
+if (absent.length > 0) console.error(banner('These tests are SKIPPED: the run below is not a full run.'));
 
 const files = process.argv.slice(2);
 const child = spawn(
   process.execPath,
   ['--test', '--test-concurrency=4', ...(files.length > 0 ? files : ['test/**/*.test.ts'])],
-  { stdio: 'inherit', env: { ...process.env, CPQ_TEST_DIALECTS: dialects } },
+  {
+    stdio: 'inherit',
+    env: {
+      ...process.env,
+      CPQ_TEST_DIALECTS: problem === null ? 'sqlite,postgres' : 'sqlite',
+      CPQ_TEST_MISSING: missing.map((external) => external.name).join(','),
+    },
+  },
 );
 child.on('exit', (code, signal) => {
   // Said again at the end, where it is read: the first banner has scrolled away by now.
-  if (problem !== null) console.error(`${banner}!! These results are for SQLite ONLY.\n${line}`);
+  if (absent.length > 0) console.error(banner('These results leave out the tests above: not a full run.'));
   process.exit(code ?? (signal ? 1 : 0));
 });

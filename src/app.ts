@@ -43,6 +43,7 @@ import { nodeHttp } from './shared/node-http.ts';
 import { ProblemRef, withErrorResponses } from './shared/schemas.ts';
 import { type Limits, limitsOf } from './shared/scope.ts';
 import { validatorCompiler } from './shared/validation.ts';
+import { packageVersion } from './version.ts';
 import { webhooksRoutes } from './webhooks/webhooks.routes.ts';
 
 export interface AppOptions {
@@ -176,9 +177,12 @@ export async function buildApp({ config, database, limits = limitsOf(config) }: 
     }
     route.schema ??= {};
     route.schema.response = withResponseHeaders(route, withErrorResponses(response));
-    // OpenAPI 3.1 lets an apiKey requirement name roles: `write` marks what a read-only key may not call.
+    // `readWrite` beside `apiKey` (the same header, both required) marks what a read-only key may not call: a scheme
+    // of its own rather than an apiKey role, which linters and generators read as an undefined OAuth scope.
     const writes = [route.method].flat().some((method) => needsWriteAccess(method, route.config));
-    (route.schema as Record<string, unknown>).security = [{ apiKey: writes ? ['write'] : [] }];
+    (route.schema as Record<string, unknown>).security = [
+      writes ? { apiKey: [], readWrite: [] } : { apiKey: [] },
+    ];
   });
 
   await app.register(swagger, {
@@ -186,19 +190,33 @@ export async function buildApp({ config, database, limits = limitsOf(config) }: 
       openapi: '3.1.0',
       info: {
         title: 'cpq',
-        version: '1.0.0',
+        version: packageVersion,
         description:
           'Configure-price-quote backend for product bundles and price books. Every /v1 operation needs an API key ' +
-          'in the x-api-key header; an operation whose security names the role `write` refuses read-only keys ' +
+          'in the x-api-key header; an operation whose security also names readWrite refuses read-only keys ' +
           'with 403. Errors are RFC 9457 problem details (application/problem+json). An answer of 1 KB or more ' +
           'comes compressed when Accept-Encoding asks for br or gzip (by q-value, br on a tie), with ' +
           'Vary: Accept-Encoding.\n\n' +
           describeLimits(config),
         license: { name: 'MIT', identifier: 'MIT' },
+        // Self-hosted: whoever runs the instance answers for it.
+        contact: { name: 'The operators of this cpq instance' },
       },
       // Relative: the document describes the service that serves it, wherever that is.
       servers: [{ url: '/', description: 'The service this document was read from' }],
-      components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } } },
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+          readWrite: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'x-api-key',
+            description:
+              'The same x-api-key header. An operation that names it beside apiKey needs a read-write key: a ' +
+              'read-only key gets 403 forbidden.',
+          },
+        },
+      },
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     transformObject: (documentObject) =>
@@ -214,6 +232,8 @@ export async function buildApp({ config, database, limits = limitsOf(config) }: 
     {
       schema: {
         operationId: 'getHealth',
+        description:
+          'Answers 200 while the process runs, without touching the database: a liveness check for a supervisor or load balancer. Readiness (the database can be read and written) is GET /readyz.',
         tags: operationsTag,
         summary: 'The process is up (no key needed)',
         security: [],

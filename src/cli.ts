@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { catalogueCommands } from './catalogue-files/catalogue-files.cli.ts';
 import { ConfigError, environment, loadConfig } from './config.ts';
@@ -7,6 +6,7 @@ import type { Db } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { createKey, isValidAccountId, listApiKeys, revokeApiKey } from './keys/keys.service.ts';
 import { pricesCommands } from './price-books/prices.cli.ts';
+import { packageVersion } from './version.ts';
 
 class UsageError extends Error {}
 
@@ -137,7 +137,9 @@ const commands: Record<string, Command> = {
       // Imported here: it loads every feature's service, which no other command needs.
       const { seedDemo } = await import('./demo/seed-demo.ts');
       const seed = await withDatabase((db) => seedDemo(db, accountId));
-      console.error(`created demo bundle ${seed.bundleId} in account ${accountId}`);
+      console.error(
+        `created demo bundle ${seed.bundleId} in account ${accountId} (each run adds another; DELETE /v1/bundles/{id} removes one)`,
+      );
       console.log(JSON.stringify(seed, null, 2));
     },
   },
@@ -157,13 +159,6 @@ function help(prefix: string): string {
     '',
     'Run `cpq <command> --help` for one command, `cpq --version` for the version.',
   ].join('\n');
-}
-
-function version(): string {
-  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
-    version: string;
-  };
-  return `cpq ${manifest.version}`;
 }
 
 /** Edit distance, to point a mistyped option or command at the one meant. */
@@ -215,7 +210,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (name === '--version' || name === '-v') {
-    console.log(version());
+    console.log(`cpq ${packageVersion}`);
     return 0;
   }
   const command = commands[name];

@@ -56,6 +56,7 @@ export async function serve(config: Config, worker?: WorkerRole): Promise<void> 
     endpointConcurrency: config.webhooksEndpointConcurrency,
     timeoutMs: config.webhooksTimeoutMs,
     log: started.log,
+    onAttempt: started.metrics.webhookAttempt,
   });
   deliveries.start();
   const idleCollector = collectWhenIdle({

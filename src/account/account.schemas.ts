@@ -7,8 +7,7 @@ export const CurrentKey = component(
     keyId: Type.String({ description: 'The id of the API key the request was made with (key_...)' }),
     accountId: Type.String({ description: 'The account the key belongs to' }),
     readOnly: Type.Boolean({
-      description:
-        'True for a read-only key: every operation whose security names the role `write` answers 403',
+      description: 'True for a read-only key: every operation whose security names readWrite answers 403',
     }),
   }),
 );

@@ -80,6 +80,8 @@ export const bundlesRoutes: Routes = async (app, { metrics }) => {
     {
       schema: {
         operationId: 'getBundle',
+        description:
+          "The bundle's own fields and its option counts, with a strong ETag for If-Match on a later write. Its options, products and prices are at GET /v1/bundles-details.",
         summary: 'Read a bundle (list form)',
         tags,
         params: BundlePath,
@@ -97,6 +99,8 @@ export const bundlesRoutes: Routes = async (app, { metrics }) => {
     {
       schema: {
         operationId: 'updateBundle',
+        description:
+          'Changes only the fields sent. With If-Match, answers 412 when the bundle has changed since that ETag and writes nothing. Records a bundle.updated event.',
         summary: 'Change whether a bundle is active, its header product or its temporary name',
         tags,
         params: BundlePath,
@@ -118,6 +122,8 @@ export const bundlesRoutes: Routes = async (app, { metrics }) => {
       config: { etag: false },
       schema: {
         operationId: 'deleteBundle',
+        description:
+          'Deletes the bundle and everything under it in one transaction: options, option products, price books with their entries, and rules. With If-Match, 412 when it has changed. Records a bundle.deleted event.',
         summary: 'Delete a bundle with its options, products, price books and entries',
         tags,
         params: BundlePath,

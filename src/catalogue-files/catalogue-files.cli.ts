@@ -1,6 +1,6 @@
 // `cpq catalogue export|apply|schema`: the command-line side of catalogue files, kept beside the feature so that
 // src/cli.ts only lists it.
-import { closeSync, createReadStream, openSync } from 'node:fs';
+import { closeSync, createReadStream, fstatSync, openSync } from 'node:fs';
 import { AppError } from '../problems.ts';
 import {
   type CliSupport,
@@ -43,17 +43,36 @@ export function planLines(plan: Plan): string[] {
   return lines;
 }
 
-/** A bar on stderr, redrawn in place; only on a terminal, so logs and pipes get none. */
-function progressBar(): ((done: number, total: number) => void) | undefined {
-  if (!process.stderr.isTTY) return undefined;
-  let last = -1;
-  return (done, total) => {
+export interface Progress {
+  /** Bytes of the file read while it is checked. */
+  checking(bytes: number): void;
+  /** Bundles planned or applied. */
+  applying(done: number, total: number): void;
+}
+
+/**
+ * Bars on a terminal, each redrawn in place: the file's bytes while it is checked, then its bundles while they are
+ * planned and applied. None with --json, nor off a terminal: logs, pipes and scripts get only the results.
+ */
+export function progressOn(
+  stream: { isTTY?: boolean; write(text: string): unknown },
+  { fileBytes, dryRun, json }: { fileBytes: number; dryRun: boolean; json: boolean },
+): Progress | undefined {
+  if (json || stream.isTTY !== true) return undefined;
+  let shown = '';
+  const draw = (label: string, done: number, total: number, counts: string) => {
     const width = 30;
-    const filled = total === 0 ? width : Math.round((done / total) * width);
-    if (filled === last && done !== total) return;
-    last = filled;
-    process.stderr.write(`\r[${'#'.repeat(filled)}${' '.repeat(width - filled)}] ${done}/${total} bundles`);
-    if (done === total) process.stderr.write('\n');
+    const filled = total === 0 ? width : Math.min(width, Math.floor((done / total) * width));
+    const line = `\r${label} [${'#'.repeat(filled)}${' '.repeat(width - filled)}] ${counts}`;
+    if (line === shown) return;
+    shown = line;
+    stream.write(done >= total ? `${line}\n` : line);
+  };
+  const megabytes = (bytes: number) => (bytes / 1048576).toFixed(1);
+  return {
+    checking: (bytes) => draw('checking', bytes, fileBytes, `${megabytes(bytes)}/${megabytes(fileBytes)} MB`),
+    applying: (done, total) =>
+      draw(dryRun ? 'planning' : 'applying', done, total, `${done}/${total} bundles`),
   };
 }
 
@@ -92,8 +111,11 @@ export function catalogueCommands({ withDatabase, accountOption, usageError }: C
       run: async (values: Values, [path]: string[]) => {
         const accountId = accountOption(values.account);
         const cannotRead = (reason: string) => usageError(`${path} cannot be read: ${reason}`);
+        let fileBytes: number;
         try {
-          closeSync(openSync(path as string, 'r'));
+          const fd = openSync(path as string, 'r');
+          fileBytes = fstatSync(fd).size;
+          closeSync(fd);
         } catch (error) {
           const code = (error as { code?: string }).code;
           throw cannotRead(code === 'ENOENT' ? 'does not exist' : (error as Error).message);
@@ -101,13 +123,22 @@ export function catalogueCommands({ withDatabase, accountOption, usageError }: C
         // Read a bundle at a time, twice (checked, then applied): the file is never in memory whole.
         const source = () => createReadStream(path as string);
         const dryRun = values['dry-run'] === true;
+        const progress = progressOn(process.stderr, { fileBytes, dryRun, json: values.json === true });
+        async function* counted() {
+          let read = 0;
+          for await (const chunk of source()) {
+            read += (chunk as Buffer).length;
+            progress?.checking(read);
+            yield chunk as Buffer;
+          }
+        }
         const { applyCatalogue, checkedCatalogue } = await service();
         let plan: Plan;
         try {
           plan = await withDatabase(async (db) =>
             applyCatalogue(scopeOutsideHttp(db, accountId), {
-              checked: await checkedCatalogue(source),
-              options: { dryRun, prune: values.prune === true, onProgress: progressBar() },
+              checked: { ...(await checkedCatalogue(counted)), source },
+              options: { dryRun, prune: values.prune === true, onProgress: progress?.applying },
             }),
           );
         } catch (error) {

@@ -4,7 +4,7 @@ import { MAX_DISPLAY_ORDER, OptionType, ProductConfigurationInput } from '../opt
 import { ProductVariantsBody } from '../price-books/price-books.schemas.ts';
 import { Adjustment, Money, PriceAdjustment } from '../pricing/adjustment.schema.ts';
 import { MAX_RULES_PER_BUNDLE, MAX_WHEN_DEPTH, RuleKind } from '../rules/rules.schemas.ts';
-import { Currency, Instant, Nullable, ProductId, Properties } from '../shared/schemas.ts';
+import { CurrencyCode, Instant, Nullable, ProductId, Properties } from '../shared/schemas.ts';
 
 // The catalogue file (README "Catalogue as code"). Every schema here is written out inline, with no reference to a
 // component, so that the file's JSON Schema is one self-contained document an editor can load. Components of the
@@ -99,7 +99,7 @@ const FileEntry = Type.Object(
     allowUnitPriceEditing: Type.Optional(Type.Boolean({ description: 'Defaults to false' })),
     prices: Type.Optional(
       Type.Record(Type.String(), FilePrices, {
-        propertyNames: Currency,
+        propertyNames: CurrencyCode,
         description: 'Per ISO 4217 currency',
       }),
     ),

@@ -44,6 +44,8 @@ export async function buildConsole(): Promise<ConsoleFiles> {
     target: ['chrome115', 'firefox115', 'safari16'],
     jsx: 'automatic',
     jsxImportSource: 'preact',
+    // @cpq/client's TypeScript source, as console/tsconfig.json reads it: its built files exist only once packed.
+    conditions: ['source'],
     outdir: join(source, 'assets'),
     entryNames: '[name]-[hash]',
     legalComments: 'none',

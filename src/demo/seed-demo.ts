@@ -275,7 +275,7 @@ export async function seedDemo(db: Db, accountId: string): Promise<DemoSeed> {
   const { value: bundle } = await createBundle(scope, {
     header: {
       productId: headerProductId,
-      properties: { name: 'Demo Laptop 15', family: 'Laptops', color: null },
+      properties: { name: 'Demo Laptop 15', family: 'Laptops', brand: 'Contoso', color: 'grey' },
     },
     isActive: true,
   });

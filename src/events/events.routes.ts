@@ -34,6 +34,8 @@ export const eventsRoutes: Routes = async (app, { config }) => {
     {
       schema: {
         operationId: 'getEvent',
+        description:
+          "One event of the account's feed, as GET /v1/events lists it, while it is kept (EVENTS_RETENTION_DAYS).",
         summary: 'Read one event',
         tags,
         params: EventPath,

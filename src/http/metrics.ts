@@ -1,10 +1,12 @@
 import type { Server } from 'node:http';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, type Metric, Registry } from 'prom-client';
 import type { Config } from '../config.ts';
 import type { DatabaseHandle } from '../db/connect.ts';
+import { AppError } from '../problems.ts';
 import type { AnswerGate } from '../shared/heavy-answers.ts';
 import { nodeHttp } from '../shared/node-http.ts';
+import { packageVersion } from '../version.ts';
 import { routeOf } from './route-of.ts';
 
 /** What a cache tells about itself; StampedCache keeps these. */
@@ -29,6 +31,15 @@ export interface Metrics {
   watchGauge(name: string, help: string, read: Reading): void;
   /** Reports how many requests joined a read of `reads` (SharedReads) under `name`. */
   watchSharedReads(name: string, reads: { readonly shared: number }): void;
+  /** Counts a webhook attempt by what became of its delivery. */
+  webhookAttempt(result: 'delivered' | 'retrying' | 'failed'): void;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** This app's metrics, for what runs beside it in the process (the webhook worker). */
+    metrics: Metrics;
+  }
 }
 
 const contentType = Registry.PROMETHEUS_CONTENT_TYPE;
@@ -43,9 +54,23 @@ export function registerMetrics(
   app: FastifyInstance,
   { config, database, gate }: { config: Config; database: DatabaseHandle; gate: AnswerGate },
 ): Metrics {
-  if (!config.metricsEnabled)
-    return { watchCache: () => {}, watchGauge: () => {}, watchSharedReads: () => {} };
+  if (!config.metricsEnabled) {
+    const none: Metrics = {
+      watchCache: () => {},
+      watchGauge: () => {},
+      watchSharedReads: () => {},
+      webhookAttempt: () => {},
+    };
+    app.decorate('metrics', none);
+    return none;
+  }
   const registry = new Registry();
+  const webhookAttempts = new Counter({
+    name: 'cpq_webhook_deliveries_total',
+    help: 'Webhook attempts, by what became of the delivery: delivered, retrying (failed, tried again later) or failed (given up)',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
   const caches = new Map<string, WatchedCache>();
   const sharedReads = new Map<string, { readonly shared: number }>();
   const metrics: Metrics = {
@@ -55,6 +80,7 @@ export function registerMetrics(
     watchSharedReads: (name, reads) => {
       sharedReads.set(name, reads);
     },
+    webhookAttempt: (result) => webhookAttempts.inc({ outcome: result }),
     watchGauge: (name, help, read) => {
       new Gauge({
         name,
@@ -67,7 +93,15 @@ export function registerMetrics(
     },
   };
 
+  app.decorate('metrics', metrics);
   collectDefaultMetrics({ register: registry });
+  new Gauge({
+    name: 'cpq_build_info',
+    help: 'Always 1; the version of cpq this process runs, as a label',
+    labelNames: ['version'],
+    registers: [registry],
+  }).set({ version: packageVersion }, 1);
+  countOutcomes(app, registry);
   const durations = new RequestDurations(
     'cpq_http_request_duration_seconds',
     'Time from receiving a request to sending its answer, by route template and status',
@@ -161,6 +195,106 @@ export function registerMetrics(
     serveApart(app, config, exposition);
   }
   return metrics;
+}
+
+/** The routes whose answers are counted by outcome, by what their route and status (or problem) say. */
+const outcomeRoutes: Record<string, (reply: FastifyReply, problem: AppError | undefined) => string> = {
+  'POST /v1/quotes/price': (reply) => byStatus(reply.statusCode, 'priced', 'invalid'),
+  'POST /v1/bundles/:bundleId/configure': (reply, problem) =>
+    problem?.code === 'configuration_too_complex'
+      ? 'too_complex'
+      : byStatus(reply.statusCode, configureValidity.get(reply) ? 'valid' : 'invalid', 'refused'),
+  'POST /v1/catalogue/apply': (reply) =>
+    byStatus(
+      reply.statusCode,
+      (reply.request.query as { dryRun?: boolean }).dryRun ? 'planned' : 'applied',
+      'rejected',
+    ),
+};
+
+function byStatus(status: number, ok: string, unprocessable: string): string {
+  if (status < 300) return ok;
+  if (status === 422) return unprocessable;
+  return status < 500 ? 'refused' : 'failed';
+}
+
+/** Whether a configure answer said `valid`, read from its first bytes. */
+const configureValidity = new WeakMap<FastifyReply, boolean>();
+const validPrefix = Buffer.from('{"valid":true');
+
+/**
+ * Business counters, counted at the edge from each answer's route and status (and the problem of an error), so
+ * the services stay free of them: quotes priced, configure answers, rule violations, catalogue applies, requests
+ * refused by the rate limit. Only the routes counted get the hooks.
+ */
+function countOutcomes(app: FastifyInstance, registry: Registry): void {
+  const counter = (name: string, help: string, labelNames: string[] = []) =>
+    new Counter({ name, help, labelNames, registers: [registry] });
+  const totals: Record<string, Counter> = {
+    'POST /v1/quotes/price': counter(
+      'cpq_quotes_priced_total',
+      'Quotes asked for, by outcome: priced, invalid (422: broken rules or unknown references), refused (another 4xx), failed (5xx)',
+      ['outcome'],
+    ),
+    'POST /v1/bundles/:bundleId/configure': counter(
+      'cpq_configure_answers_total',
+      'Configure answers, by outcome: valid, invalid (no valid configuration extends the request), too_complex (422 configuration_too_complex), refused, failed',
+      ['outcome'],
+    ),
+    'POST /v1/catalogue/apply': counter(
+      'cpq_catalogue_applies_total',
+      'Catalogue files sent to POST /v1/catalogue/apply, by outcome: applied, planned (dryRun), rejected (422: the file has problems), refused, failed',
+      ['outcome'],
+    ),
+  };
+  const violations = counter(
+    'cpq_rule_violations_total',
+    'Broken configuration rules found in the quotes asked for (each rule_violated item of a 422)',
+  );
+  const rateLimited = counter('cpq_rate_limited_total', 'Requests refused with 429 rate_limited');
+  const problems = new WeakMap<FastifyRequest, AppError>();
+
+  app.addHook('onResponse', (_request, reply, done) => {
+    if (reply.statusCode === 429) rateLimited.inc();
+    done();
+  });
+  app.addHook('onRoute', (route: RouteOptions) => {
+    for (const method of [route.method].flat()) {
+      const key = `${method} ${route.url}`;
+      const outcome = outcomeRoutes[key];
+      const total = totals[key];
+      if (outcome === undefined || total === undefined) continue;
+      route.onError = [
+        ...[route.onError ?? []].flat(),
+        (request, _reply, error, done) => {
+          if (error instanceof AppError) problems.set(request, error);
+          done();
+        },
+      ];
+      if (key === 'POST /v1/bundles/:bundleId/configure') {
+        // The answer is bytes made by the service; `valid` is its first member.
+        route.onSend = [
+          ...[route.onSend ?? []].flat(),
+          (_request, reply, payload, done) => {
+            if (reply.statusCode === 200 && Buffer.isBuffer(payload)) {
+              configureValidity.set(reply, payload.subarray(0, validPrefix.length).equals(validPrefix));
+            }
+            done(null, payload);
+          },
+        ];
+      }
+      route.onResponse = [
+        ...[route.onResponse ?? []].flat(),
+        (request, reply, done) => {
+          const problem = problems.get(request);
+          total.inc({ outcome: outcome(reply, problem) });
+          const broken = problem?.errors?.filter((item) => item.code === 'rule_violated').length ?? 0;
+          if (key === 'POST /v1/quotes/price' && broken > 0) violations.inc(broken);
+          done();
+        },
+      ];
+    }
+  });
 }
 
 /** /metrics on METRICS_PORT, opened when the app is ready and closed with it. */

@@ -86,6 +86,7 @@ export const optionsRoutes: Routes = async (app) => {
     {
       schema: {
         operationId: 'getOption',
+        description: 'The option with its products in display order, and a strong ETag covering both.',
         summary: 'Read an option with its products',
         tags,
         params: OptionPath,
@@ -130,6 +131,8 @@ export const optionsRoutes: Routes = async (app) => {
       config: { etag: false },
       schema: {
         operationId: 'deleteOption',
+        description:
+          'Deletes the option with its products and price books in one transaction; rules naming it lose those selectors, and a rule left empty is deleted. With If-Match, 412 when the option has changed.',
         summary: 'Delete an option with its products, its price books and their entries',
         tags,
         params: OptionPath,
@@ -203,6 +206,8 @@ export const optionsRoutes: Routes = async (app) => {
     {
       schema: {
         operationId: 'updateOptionProduct',
+        description:
+          "Replaces the product's properties, configuration and display order in the option; the option's version (its ETag) moves with it. With If-Match on the option's ETag, 412 when it has changed.",
         summary: "Change a product's properties, configuration or display order in an option",
         tags,
         params: OptionProductPath,

@@ -18,6 +18,7 @@ export const rulesRoutes: Routes = async (app) => {
     {
       schema: {
         operationId: 'listRules',
+        description: 'Every rule of the bundle, active or not, by displayOrder and then id.',
         summary: "List a bundle's configuration rules",
         tags,
         params: BundlePath,
@@ -55,6 +56,7 @@ export const rulesRoutes: Routes = async (app) => {
     {
       schema: {
         operationId: 'getRule',
+        description: 'One rule, with a strong ETag for If-Match on a later PUT or DELETE.',
         summary: 'Read a configuration rule',
         tags,
         params: RulePath,
@@ -72,6 +74,8 @@ export const rulesRoutes: Routes = async (app) => {
     {
       schema: {
         operationId: 'replaceRule',
+        description:
+          'Replaces the whole rule: a message left out becomes null, isActive true, and displayOrder left out keeps its place. Ids the bundle does not have answer 422 unknown_reference. With If-Match, 412 when the rule has changed.',
         summary: 'Replace a configuration rule as a whole',
         tags,
         params: RulePath,
@@ -93,6 +97,8 @@ export const rulesRoutes: Routes = async (app) => {
       config: { etag: false },
       schema: {
         operationId: 'deleteRule',
+        description:
+          'Deletes the rule; quotes and configure stop checking it at once. With If-Match, 412 when it has changed. Records a rule.deleted event.',
         summary: 'Delete a configuration rule',
         tags,
         params: RulePath,

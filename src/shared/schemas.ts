@@ -1,4 +1,5 @@
 import { type TSchema, Type } from 'typebox';
+import { component } from '../components.ts';
 import { currencyCodes } from '../pricing/currencies.ts';
 import { Problem } from '../problems.ts';
 
@@ -88,10 +89,14 @@ export const ProductId = Type.String({
   description: 'The product id of the external CRM catalogue, stored as given',
 });
 
-export const Currency = Type.String({
+/** The currency codes written out, for a schema published on its own (the catalogue file's). */
+export const CurrencyCode = Type.String({
   enum: [...currencyCodes],
   description: 'ISO 4217 alphabetic code, upper case',
 });
+
+/** A currency in the API: one named component, so the 165 codes are written out once in the document. */
+export const Currency = component('Currency', CurrencyCode);
 
 export const Instant = Type.String({
   format: 'date-time',

@@ -103,6 +103,8 @@ export const webhooksRoutes: Routes = async (app, { db, config, metrics }) => {
     {
       schema: {
         operationId: 'listWebhookEndpoints',
+        description:
+          'Every endpoint of the account, with its subscribed event types, whether it is enabled and why not. Signing secrets are shown only when an endpoint is made or its secret rotated.',
         summary: 'List the account’s webhook endpoints (never their secrets)',
         tags,
         response: {
@@ -118,6 +120,8 @@ export const webhooksRoutes: Routes = async (app, { db, config, metrics }) => {
     {
       schema: {
         operationId: 'getWebhookEndpoint',
+        description:
+          "The endpoint's URL, event types, state and failure run. Its signing secret is never shown again after it was made or rotated.",
         summary: 'Read a webhook endpoint (never its secret)',
         tags,
         params: WebhookEndpointPath,

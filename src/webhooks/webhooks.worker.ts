@@ -41,6 +41,9 @@ export function retryDelay(failedAttempts: number, random: () => number): number
   return Math.round(base * (0.8 + 0.4 * random()));
 }
 
+/** A delivery after an attempt: delivered, to be tried again, or given up. */
+export type AttemptResult = 'delivered' | 'retrying' | 'failed';
+
 export interface WorkerLog {
   info(object: object, message: string): void;
   warn(object: object, message: string): void;
@@ -60,6 +63,8 @@ export interface WorkerOptions {
   random?: () => number;
   /** How often an idle worker looks for work. */
   pollIntervalMs?: number;
+  /** Told of each attempt recorded: what became of its delivery (for the metrics). */
+  onAttempt?: (outcome: AttemptResult) => void;
   /** How long a claim holds; past it, another worker may take the delivery over. */
   leaseMs?: number;
   /** The name lookup of destinations; the system's unless a test stands in for DNS. */
@@ -154,14 +159,14 @@ export function webhookWorker(options: WorkerOptions): WebhookWorker {
     token: string,
     at: number,
     outcome: AttemptOutcome,
-  ) {
+  ): Promise<AttemptResult | null> {
     const accountId = delivery.account_id;
-    await db.transaction().execute(async (tx) => {
+    return db.transaction().execute(async (tx) => {
       // A success that leaves the endpoint as it was (the common case) writes the delivery alone. Any other outcome
       // may change the endpoint, so it is locked first, then the delivery: the order an endpoint's delete takes.
       const quiet = outcome.error === null && from.failing_since === null;
       const endpoint = quiet ? from : await lockEndpoint(tx, accountId, from.id);
-      if (!endpoint) return;
+      if (!endpoint) return null;
       const now = clock();
       const attempts = [
         ...JSON.parse(delivery.attempts),
@@ -176,12 +181,13 @@ export function webhookWorker(options: WorkerOptions): WebhookWorker {
       const failed = outcome.error !== null;
       const next = failed ? iso(now + retryDelay(count, random)) : null;
       const giveUp = next !== null && next > delivery.give_up_at;
+      const result: AttemptResult = !failed ? 'delivered' : giveUp ? 'failed' : 'retrying';
       const mine = await finishAttempt(
         tx,
         { accountId, endpointId: endpoint.id, eventId: delivery.event_id },
         token,
         {
-          status: !failed ? 'delivered' : giveUp ? 'failed' : 'pending',
+          status: result === 'retrying' ? 'pending' : result,
           attempts: JSON.stringify(attempts),
           attempt_count: count,
           next_attempt_at: giveUp ? null : next,
@@ -189,7 +195,7 @@ export function webhookWorker(options: WorkerOptions): WebhookWorker {
         },
       );
       // A lease that lapsed: another worker took the delivery over, and its attempt counts.
-      if (!mine) return;
+      if (!mine) return null;
       const changed = { version: endpoint.version + 1, updated_at: iso(now) };
       if (!failed) {
         if (endpoint.failing_since !== null) {
@@ -216,6 +222,7 @@ export function webhookWorker(options: WorkerOptions): WebhookWorker {
           );
         }
       }
+      return result;
     });
   }
 
@@ -253,7 +260,8 @@ export function webhookWorker(options: WorkerOptions): WebhookWorker {
       }
       outcome = { responseStatus: null, durationMs: 0, error: error.message };
     }
-    await record(endpoint, delivery, token, at, outcome);
+    const result = await record(endpoint, delivery, token, at, outcome);
+    if (result !== null) options.onAttempt?.(result);
   }
 
   function launch(endpoint: EndpointRow, delivery: DeliveryRow, event: EventRow | undefined, token: string) {

@@ -15,7 +15,7 @@ const src = fileURLToPath(new URL('../../src', import.meta.url));
  */
 const layers: readonly (readonly string[])[] = [
   ['components.ts'],
-  ['problems.ts', 'ids.ts', 'config.ts', 'recency-map.ts'],
+  ['problems.ts', 'ids.ts', 'config.ts', 'recency-map.ts', 'version.ts'],
   ['pricing'],
   ['db'],
   ['keys'],

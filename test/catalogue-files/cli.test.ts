@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { progressOn } from '../../src/catalogue-files/catalogue-files.cli.ts';
 import { describeEachDatabase } from '../helpers/app.ts';
 import { cpq } from '../helpers/cli.ts';
 import { databaseEnv } from '../helpers/database.ts';
@@ -121,7 +122,17 @@ describeEachDatabase('cpq catalogue', (ctx) => {
       ],
       [
         ['catalogue', 'apply', '--account', 'a', write('broken.json', '{"formatVersion": 1,')],
-        /^cpq: .*broken\.json cannot be read: .*JSON/,
+        /^cpq: .*broken\.json cannot be read: is not valid JSON \(line 1, column 21\)\n$/,
+      ],
+      [
+        [
+          'catalogue',
+          'apply',
+          '--account',
+          'a',
+          write('comma.json', '{"formatVersion": 1, "bundles": [\n  {"header": {"productId": "X", }}\n]}'),
+        ],
+        /^cpq: .*comma\.json cannot be read: is not valid JSON \(line 2, column 33\)\n$/,
       ],
       [
         ['catalogue', 'apply', '--account', 'a', good, '--prunee'],
@@ -148,4 +159,25 @@ describeEachDatabase('cpq catalogue', (ctx) => {
       (await ctx.call('GET', '/catalogue.schema.json', { key: null })).body,
     );
   });
+});
+
+test('on a terminal, apply draws a bar of the bytes checked, then of the bundles; none with --json or off one', () => {
+  const written: string[] = [];
+  const terminal = { isTTY: true, write: (text: string) => written.push(text) };
+  const progress = progressOn(terminal, { fileBytes: 2 * 1048576, dryRun: false, json: false });
+  assert.ok(progress);
+  for (const bytes of [0, 1048576, 1048576, 2 * 1048576]) progress.checking(bytes);
+  for (let done = 1; done <= 2; done++) progress.applying(done, 2);
+  assert.deepEqual(written, [
+    `\rchecking [${' '.repeat(30)}] 0.0/2.0 MB`,
+    `\rchecking [${'#'.repeat(15)}${' '.repeat(15)}] 1.0/2.0 MB`,
+    `\rchecking [${'#'.repeat(30)}] 2.0/2.0 MB\n`,
+    `\rapplying [${'#'.repeat(15)}${' '.repeat(15)}] 1/2 bundles`,
+    `\rapplying [${'#'.repeat(30)}] 2/2 bundles\n`,
+  ]);
+  assert.equal(progressOn(terminal, { fileBytes: 1, dryRun: true, json: true }), undefined);
+  assert.equal(
+    progressOn({ isTTY: false, write: () => {} }, { fileBytes: 1, dryRun: true, json: false }),
+    undefined,
+  );
 });

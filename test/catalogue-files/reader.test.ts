@@ -52,18 +52,24 @@ test('a file read in chunks of any size gives its bundles one by one, then its h
 });
 
 test('bad JSON anywhere is refused as a body is; text that cannot be stored is collected with its pointer', async () => {
-  for (const text of [
-    '{"bundles":[1,]}',
-    '{"bundles":[1 2]}',
-    '{"bundles":[,1]}',
-    '{"bundles":[{}{}]}',
-    '{"bundles":[{"a":1}]',
-    '{"bundles":[{"a":1}]}}',
-    '{"bundles":[{"a":"1}]}',
-    '{"formatVersion":1,}',
-  ]) {
-    for (const size of [1, 5, 100])
-      assert.deepEqual(await read(text, size), { error: 'body: is not valid JSON' });
+  // Each says where the file stops being JSON, in whichever chunk that falls: where JSON.parse of the whole text
+  // stops, when it says.
+  for (const [text, line, column] of [
+    ['{"bundles":[1,]}', 1, 15],
+    ['{"bundles":[1 2]}', 1, 15],
+    ['{"bundles":[,1]}', 1, 13],
+    ['{"bundles":[{}{}]}', 1, 15],
+    ['{"bundles":[{"a":1}]', 1, 21],
+    ['{"bundles":[{"a":1}]}}', 1, 22],
+    ['{"bundles":[{"a":"1}]}', 1, 23],
+    ['{"formatVersion":1,}', 1, 20],
+    ['{"bundles": [\n  {"a": 1},\n  {"b": "é", }\n]}', 3, 14],
+    ['{"bundles": [{"a": 1}],\n "x": é}', 2, 7],
+  ] as const) {
+    for (const size of [1, 5, 100]) {
+      const error = `body: is not valid JSON (line ${line}, column ${column})`;
+      assert.deepEqual(await read(text, size), { error }, `${JSON.stringify(text)} in chunks of ${size}`);
+    }
   }
   assert.deepEqual(await read('{"bundles":[{"x":{"__proto__":{}}}]}', 4), {
     error: 'body /bundles/0/x/__proto__: this field name is not allowed',

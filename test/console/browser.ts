@@ -1,23 +1,16 @@
 // A real browser for the console's tests: Debian's chromium driven by playwright-core (no browser download), and
-// axe-core for accessibility. A missing browser fails the tests: CI installs the chromium package (.ci/run).
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+// axe-core for accessibility. Without chromium, `npm test` skips these tests with a banner (test/helpers/externals.ts).
+import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
-
-export const chromiumPath = process.env.CPQ_CHROMIUM_PATH ?? '/usr/bin/chromium';
+import { requirePath } from '../helpers/externals.ts';
 
 /** Chromium without a sandbox (CI runs as root), a GPU, or any traffic of its own to other hosts. */
 export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(chromiumPath)) {
-    throw new Error(
-      `No browser at ${chromiumPath}: install Debian's chromium package (apt-get install -y chromium), ` +
-        'or set CPQ_CHROMIUM_PATH. The console tests never skip.',
-    );
-  }
   // playwright-core gives each launch a fresh temporary profile (its own --user-data-dir) and adds --headless.
   return chromium.launch({
-    executablePath: chromiumPath,
+    executablePath: requirePath('chromium'),
     headless: true,
     args: [
       '--no-sandbox',
@@ -34,15 +27,21 @@ export async function launchChromium(): Promise<Browser> {
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 /**
- * The serious and critical accessibility violations axe-core finds on the page as it is now, one line each. axe
- * is evaluated through the DevTools protocol, which the page's Content-Security-Policy does not govern.
+ * The accessibility violations axe-core finds on the page as it is now, one line each: all of them, or only the
+ * serious and critical ones. axe is evaluated through the DevTools protocol, which the page's
+ * Content-Security-Policy does not govern.
  */
-export async function seriousViolations(page: Page): Promise<string[]> {
+export async function axeViolations(page: Page, only: 'all' | 'serious' = 'all'): Promise<string[]> {
   if (!(await page.evaluate('typeof window.axe !== "undefined"'))) await page.evaluate(axeSource);
   return page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((result) =>
     result.violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .filter((v) => ${only === 'all'} || v.impact === 'serious' || v.impact === 'critical')
       .map((v) => v.id + ' (' + v.impact + '): ' + v.help + ' at ' + v.nodes.map((n) => n.target.join(' ')).join(', ')))`);
+}
+
+/** The serious and critical violations: what the console's pages must not have. */
+export function seriousViolations(page: Page): Promise<string[]> {
+  return axeViolations(page, 'serious');
 }
 
 /** Where screenshots go when CPQ_CONSOLE_SCREENSHOTS names a folder (npm run screenshots); else none are taken. */

@@ -9,6 +9,7 @@ import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { buildConsole } from '../../src/console/console.assets.ts';
 import { seedDemo } from '../../src/demo/seed-demo.ts';
 import { describeEachDatabase } from '../helpers/app.ts';
+import { skipWithout } from '../helpers/externals.ts';
 import { bundlePageReads, launchChromium, screenshot, seriousViolations } from './browser.ts';
 
 test('the whole console is under 150 KB of JavaScript, gzip-compressed', async () => {
@@ -19,7 +20,7 @@ test('the whole console is under 150 KB of JavaScript, gzip-compressed', async (
   assert.ok(gzipped < 150 * 1024, `${gzipped} bytes of gzipped JavaScript`);
 });
 
-describeEachDatabase('The console in a browser', (ctx) => {
+describeEachDatabase('The console in a browser', { skip: skipWithout('chromium') }, (ctx) => {
   let baseUrl: string;
   let browser: Browser;
   let context: BrowserContext;

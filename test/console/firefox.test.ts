@@ -4,27 +4,19 @@
 // BiDi support needs a newer Firefox than the ESR), so puppeteer-core, which speaks BiDi to the stock browser,
 // drives this one. The full walk, with axe-core and the edits, runs in chromium (console.test.ts).
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { seedDemo } from '../../src/demo/seed-demo.ts';
 import { describeEachDatabase } from '../helpers/app.ts';
+import { requirePath, skipWithout } from '../helpers/externals.ts';
 import { bundlePageReads, screenshot } from './browser.ts';
 
-const firefoxPath = process.env.CPQ_FIREFOX_PATH ?? '/usr/bin/firefox-esr';
-
 async function launchFirefox(): Promise<Browser> {
-  if (!existsSync(firefoxPath)) {
-    throw new Error(
-      `No browser at ${firefoxPath}: install Debian's firefox-esr package (apt-get install -y firefox-esr), ` +
-        'or set CPQ_FIREFOX_PATH. The console tests never skip.',
-    );
-  }
   // Firefox refuses to start for root when HOME belongs to someone else; puppeteer gives it a fresh profile.
   return puppeteer.launch({
     browser: 'firefox',
-    executablePath: firefoxPath,
+    executablePath: requirePath('firefox-esr'),
     headless: true,
     env: { ...process.env, HOME: process.env.HOME ?? '/root' },
     extraPrefsFirefox: {
@@ -38,7 +30,7 @@ async function launchFirefox(): Promise<Browser> {
   });
 }
 
-describeEachDatabase('The console in Firefox', (ctx) => {
+describeEachDatabase('The console in Firefox', { skip: skipWithout('firefox-esr') }, (ctx) => {
   let baseUrl: string;
   let browser: Browser;
   let page: Page;

@@ -13,16 +13,17 @@ type Json = any;
 
 describeEachDatabase('cpq seed-demo', (ctx) => {
   async function seed(accountId: string): Promise<DemoSeed> {
+    return JSON.parse((await seedRun(accountId)).stdout) as DemoSeed;
+  }
+
+  function seedRun(accountId: string): Promise<{ stdout: string; stderr: string }> {
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       LOG_LEVEL: 'silent',
       DATABASE_URL: ctx.database.databaseUrl ?? '',
       SQLITE_PATH: ctx.database.sqlitePath,
     };
-    const { stdout } = await run(process.execPath, ['src/cli.ts', 'seed-demo', '--account', accountId], {
-      env,
-    });
-    return JSON.parse(stdout) as DemoSeed;
+    return run(process.execPath, ['src/cli.ts', 'seed-demo', '--account', accountId], { env });
   }
 
   test('the README walkthrough asks the details of the demo for properties its products have', async () => {
@@ -187,9 +188,11 @@ describeEachDatabase('cpq seed-demo', (ctx) => {
     assert.ok(page.text.includes('Northwind Traders') && page.text.includes('Demo Laptop 15'));
   });
 
-  test('each run adds a bundle and leaves the earlier ones alone; other accounts see none of it', async () => {
+  test('each run adds a bundle, says so, and leaves the earlier ones alone; other accounts see none of it', async () => {
     const first = await seed('demo-two');
-    const second = await seed('demo-two');
+    const again = await seedRun('demo-two');
+    const second = JSON.parse(again.stdout) as DemoSeed;
+    assert.match(again.stderr, new RegExp(`created demo bundle ${second.bundleId} .*each run adds another`));
     assert.notEqual(first.bundleId, second.bundleId);
     const key = await ctx.newKey('demo-two');
     const res = await ctx.call('GET', '/v1/bundles-details', {

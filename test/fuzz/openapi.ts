@@ -97,10 +97,13 @@ export function operationsOf(document: OpenApiDocument): Operation[] {
       const at = `openapi#/paths/${token(path)}/${method}`;
       const parameters = operation.parameters ?? [];
       const parts = (where: Parameter['in']) => parameters.filter((p) => p.in === where);
+      // Each parameter's schema by reference into the document, where a $ref inside it (a component) resolves.
       const objectOf = (list: Parameter[]) =>
         texts.compile({
           type: 'object',
-          properties: Object.fromEntries(list.map((p) => [p.name, p.schema])),
+          properties: Object.fromEntries(
+            list.map((p) => [p.name, { $ref: `${at}/parameters/${parameters.indexOf(p)}/schema` }]),
+          ),
           required: list.filter((p) => p.required || p.in === 'path').map((p) => p.name),
         });
       const pathParams = parts('path');
@@ -140,7 +143,7 @@ export function operationsOf(document: OpenApiDocument): Operation[] {
         queryParams,
         headerParams,
         body: bodySchema ? { schema: bodySchema, required: bodyRequired } : null,
-        writes: operation.security?.some((r) => r.apiKey?.includes('write')) ?? false,
+        writes: operation.security?.some((r) => 'readWrite' in r) ?? false,
         requestProblems({ params, query, headers, body }) {
           const problems: string[] = [];
           if (!validatePath(structuredClone(params)))

@@ -113,9 +113,20 @@ export async function callApp(
  * Runs the same tests once per database: SQLite always, PostgreSQL unless scripts/test.ts found it unreachable
  * (and CI makes that a failure). Each run gets a fresh database, dropped afterwards.
  */
-export function describeEachDatabase(title: string, body: (ctx: TestContext) => void): void {
+export function describeEachDatabase(title: string, body: (ctx: TestContext) => void): void;
+/** With `skip`, the suites are reported skipped and none of their hooks run. */
+export function describeEachDatabase(
+  title: string,
+  options: { skip: string | false },
+  body: (ctx: TestContext) => void,
+): void;
+export function describeEachDatabase(
+  title: string,
+  ...args: [(ctx: TestContext) => void] | [{ skip: string | false }, (ctx: TestContext) => void]
+): void {
+  const [options, body] = args.length === 1 ? [{}, args[0]] : args;
   for (const dialect of dialects) {
-    describe(`${title} [${dialect}]`, () => {
+    describe(`${title} [${dialect}]`, options, () => {
       const ctx = {} as TestContext;
       before(async () => {
         Object.assign(ctx, await setUp(dialect));

@@ -7,7 +7,7 @@ import { assertProblem, type CallResult, describeEachDatabase } from '../helpers
 interface Operation {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   url: string;
-  /** The OpenAPI security requirement names the role `write`: a read-only key is refused. */
+  /** The OpenAPI security requirement names readWrite: a read-only key is refused. */
   writes: boolean;
 }
 
@@ -37,7 +37,7 @@ describeEachDatabase('API keys on every /v1 route', (ctx) => {
         operations.push({
           method: method.toUpperCase() as Operation['method'],
           url: path.replace(/\{[^}]+\}/g, 'x'),
-          writes: operation.security?.some((requirement) => requirement.apiKey?.includes('write')) ?? false,
+          writes: operation.security?.some((requirement) => 'readWrite' in requirement) ?? false,
         });
       }
     }

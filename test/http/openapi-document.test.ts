@@ -2,6 +2,7 @@
 // named, tagged, secured and described, and the headers each response carries. The document does not depend on the
 // database, so it is built once (scripts/openapi.ts), not per database.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { before, describe, test } from 'node:test';
 import { openApiDocument } from '../../scripts/openapi.ts';
 
@@ -21,6 +22,7 @@ interface Operation {
 }
 
 interface Document {
+  info: { version: string };
   servers?: { url: string; description?: string }[];
   tags?: { name: string; description?: string }[];
   paths: Record<string, Record<string, Operation>>;
@@ -49,6 +51,17 @@ describe('The OpenAPI document, for code generators', () => {
   });
 
   const componentRef = /^#\/components\/schemas\/[A-Za-z0-9]+$/;
+
+  test('its version is the package version, and the currencies are written out once, as the Currency component', () => {
+    const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    assert.equal(document.info.version, manifest.version);
+    const { Currency, CatalogueFile, ...others } = document.components.schemas;
+    assert.ok(Currency.enum.includes('USD') && Currency.enum.includes('AFN'));
+    const written = (schemas: unknown) => JSON.stringify(schemas).split('"AFN"').length - 1;
+    assert.equal(written({ paths: document.paths, others }), 0);
+    // The catalogue file's schema is also published on its own (/catalogue.schema.json), so it writes them out.
+    assert.equal(written(CatalogueFile), 1);
+  });
 
   test('every request body and response body of a /v1 operation is a named component, by $ref', () => {
     const inline: string[] = [];
@@ -195,7 +208,7 @@ describe('The OpenAPI document, for code generators', () => {
         if (status === 429 || status === 503) assert.ok(has(response, 'Retry-After'), `${at} Retry-After`);
         if (method === 'get' && (status === 200 || status === 304))
           assert.ok(has(response, 'ETag'), `${at} ETag`);
-        if (method !== 'get' && status < 300 && status !== 204 && !operation.security?.[0]?.apiKey?.length) {
+        if (method !== 'get' && status < 300 && status !== 204 && !operation.security?.[0]?.readWrite) {
           assert.ok(!has(response, 'ETag'), `${at}: a computed answer carries no ETag`);
         }
         if (['put', 'patch'].includes(method) && status === 200)

@@ -3,11 +3,21 @@ import { createServer } from 'node:net';
 import { test } from 'node:test';
 import { type Metric, Registry } from 'prom-client';
 import { ConfigError, loadConfig } from '../../src/config.ts';
+import { seedDemo } from '../../src/demo/seed-demo.ts';
 import { RequestDurations } from '../../src/http/metrics.ts';
+import { packageVersion } from '../../src/version.ts';
 import { DISABLE_AFTER_MS } from '../../src/webhooks/webhooks.worker.ts';
 import { describeEachDatabase, otherInstance } from '../helpers/app.ts';
 import { createBundle } from '../helpers/factories.ts';
-import { drain, fakeClock, privateApp, startReceiver, testWorker, write } from '../webhooks/support.ts';
+import {
+  drain,
+  fakeClock,
+  privateApp,
+  startReceiver,
+  testWorker,
+  until,
+  write,
+} from '../webhooks/support.ts';
 
 interface Sample {
   name: string;
@@ -170,6 +180,145 @@ describeEachDatabase('GET /metrics', (ctx) => {
       await worker.stop(0);
       await hooks.close();
       await dead.close();
+    }
+  });
+
+  test('cpq_build_info names the version package.json gives', async () => {
+    assert.equal(sampleValue(await scrape(), 'cpq_build_info', { version: packageVersion }), 1);
+  });
+
+  test('quotes priced, configure answers and rule violations, by outcome', async () => {
+    const account = 'metrics-quotes';
+    const key = await ctx.newKey(account);
+    const demo = await seedDemo(ctx.db, account);
+    const option = (name: string) => demo.options.find((o) => o.name === name)?.optionId as string;
+    const quote = (processor: string, accessory: string) => ({
+      currency: 'USD',
+      bundles: [
+        {
+          bundleId: demo.bundleId,
+          quantity: 1,
+          options: [
+            { optionId: option('Processor'), products: [{ productId: processor, quantity: 1 }] },
+            { optionId: option('Memory'), products: [{ productId: 'DEMO-RAM-DDR5', quantity: 1 }] },
+            { optionId: option('Accessories'), products: [{ productId: accessory, quantity: 1 }] },
+          ],
+        },
+      ],
+    });
+    const configure = (selections: { option: string; productId: string }[]) => ({
+      currency: 'USD',
+      selections: selections.map((s) => ({ optionId: option(s.option), productId: s.productId })),
+    });
+    const count = (samples: Sample[], name: string, outcome?: string) =>
+      sampleValue(samples, name, outcome === undefined ? {} : { outcome }) ?? 0;
+    const names = {
+      quotes: 'cpq_quotes_priced_total',
+      configure: 'cpq_configure_answers_total',
+      violations: 'cpq_rule_violations_total',
+    };
+    const before = await scrape();
+    const price = (body: unknown) => ctx.call('POST', '/v1/quotes/price', { key, body });
+    assert.equal((await price(quote('DEMO-CPU-12C', 'DEMO-MOUSE'))).status, 200);
+    // The dock needs the 12-core processor: one rule broken.
+    assert.equal((await price(quote('DEMO-CPU-8C', 'DEMO-DOCK'))).status, 422);
+    assert.equal((await price({ currency: 'USD' })).status, 400);
+    const path = `/v1/bundles/${demo.bundleId}/configure`;
+    const ask = (body: unknown) => ctx.call('POST', path, { key, body });
+    assert.equal(
+      (await ask(configure([{ option: 'Accessories', productId: 'DEMO-DOCK' }]))).body.valid,
+      true,
+    );
+    const impossible = configure([
+      { option: 'Accessories', productId: 'DEMO-DOCK' },
+      { option: 'Processor', productId: 'DEMO-CPU-8C' },
+    ]);
+    assert.equal((await ask(impossible)).body.valid, false);
+    const after = await scrape();
+    const grew = (name: string, outcome?: string) =>
+      count(after, name, outcome) - count(before, name, outcome);
+    assert.deepEqual(
+      ['priced', 'invalid', 'refused', 'failed'].map((outcome) => grew(names.quotes, outcome)),
+      [1, 1, 1, 0],
+    );
+    assert.equal(grew(names.violations), 1);
+    assert.deepEqual(
+      ['valid', 'invalid', 'too_complex'].map((outcome) => grew(names.configure, outcome)),
+      [1, 1, 0],
+    );
+
+    const bounded = await otherInstance(ctx, { configureMaxSteps: 1 });
+    try {
+      const refused = await bounded.call('POST', path, { key, body: configure([]) });
+      assert.equal(refused.body.code, 'configuration_too_complex', refused.text);
+      const samples = parseExposition((await bounded.call('GET', '/metrics', { key: null })).text);
+      assert.equal(count(samples, names.configure, 'too_complex'), 1);
+    } finally {
+      await bounded.close();
+    }
+  });
+
+  test('catalogue applies by outcome, and requests refused by the rate limit', async () => {
+    const key = await ctx.newKey('metrics-catalogue');
+    await write(ctx, 'METERED-CATALOGUE', key);
+    const file = (await ctx.call('GET', '/v1/catalogue', { key })).body;
+    const name = 'cpq_catalogue_applies_total';
+    const before = await scrape();
+    const apply = (query: Record<string, string>, body: unknown) =>
+      ctx.call('POST', '/v1/catalogue/apply', { key, query, body });
+    assert.equal((await apply({ dryRun: 'true' }, file)).status, 200);
+    assert.equal((await apply({}, file)).status, 200);
+    assert.equal((await apply({}, { ...file, bundles: 'none' })).status, 400);
+    // Counted once the answer is out and the spooled file disposed of, which may follow the answer.
+    const grown = async () => {
+      const after = await scrape();
+      return ['planned', 'applied', 'refused'].map(
+        (outcome) =>
+          (sampleValue(after, name, { outcome }) ?? 0) - (sampleValue(before, name, { outcome }) ?? 0),
+      );
+    };
+    await until(async () => (await grown()).every((n) => n >= 1), 5000).catch(() => {});
+    assert.deepEqual(await grown(), [1, 1, 1]);
+
+    const limited = await otherInstance(ctx, { rateLimitPerSecond: 0.001, rateLimitBurst: 1 });
+    try {
+      const statuses = [];
+      for (let i = 0; i < 3; i++) statuses.push((await limited.call('GET', '/v1/bundles', { key })).status);
+      assert.deepEqual(statuses, [200, 429, 429]);
+      const samples = parseExposition((await limited.call('GET', '/metrics', { key: null })).text);
+      assert.equal(sampleValue(samples, 'cpq_rate_limited_total'), 2);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  test('webhook deliveries by outcome: delivered, retrying', async () => {
+    const key = await ctx.newKey('metrics-deliveries');
+    const [good, bad] = [await startReceiver(() => 204), await startReceiver(() => 503)];
+    const hooks = await privateApp(ctx);
+    const worker = testWorker(ctx.db, { onAttempt: ctx.app.metrics.webhookAttempt });
+    const name = 'cpq_webhook_deliveries_total';
+    try {
+      for (const receiver of [good, bad]) {
+        const body = { url: receiver.url, eventTypes: ['bundle.created'] };
+        assert.equal((await hooks.call('POST', '/v1/webhook-endpoints', { key, body })).status, 201);
+      }
+      const before = await scrape();
+      await write(ctx, 'METERED-DELIVERY', key);
+      await drain(worker);
+      const after = await scrape();
+      assert.deepEqual(
+        ['delivered', 'retrying', 'failed'].map(
+          (outcome) =>
+            (sampleValue(after, name, { outcome }) ?? 0) - (sampleValue(before, name, { outcome }) ?? 0),
+        ),
+        [1, 1, 0],
+      );
+    } finally {
+      await worker.stop(0);
+      await hooks.close();
+      await good.close();
+      await bad.close();
     }
   });
 

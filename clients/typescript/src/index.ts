@@ -4,9 +4,9 @@
 // and a 429 or 503 is tried again after its Retry-After. If-Match is a typed header parameter of every PUT, PATCH
 // and DELETE (`params: { header: { 'if-match': etag } }`), passed through as given.
 import createFetchClient, { type Client, type ClientOptions } from 'openapi-fetch';
-import type { components, paths } from './schema.d.ts';
+import type { components, paths } from './schema.js';
 
-export type { components, operations, paths } from './schema.d.ts';
+export type { components, operations, paths } from './schema.js';
 
 /** The named schemas of the API: `Schemas['Bundle']`, `Schemas['PriceAdjustment']`, ... */
 export type Schemas = components['schemas'];

@@ -3,11 +3,8 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 /**
- * How much V8 lets the old generation grow past what its last full collection found alive, in percent. V8's own
- * factor (up to 4x when the process allocates fast) let a service whose live set is 30-50 MB take 300 MB under an
- * apply of a catalogue file or a burst of heavy answers, garbage waiting for a collection that the limit had not yet
- * called for. At 20% a full collection comes sooner; each costs a few milliseconds, most of it concurrent, and the
- * bench shows no loss of throughput.
+ * How far V8 lets the old generation grow past its last live set, in percent: V8's own factor let garbage pile up
+ * for hundreds of megabytes under a catalogue apply or a burst of heavy answers.
  */
 const HEAP_GROWING_PERCENT = 20;
 
@@ -31,11 +28,8 @@ function collectGivingBack(): void {
 }
 
 /**
- * Shapes V8's heap for a long-running service, once it has started and before it takes connections. Starting
- * (type stripping, loading ~1,200 modules, registering every route and its schemas) grows the young generation to
- * its largest and leaves it resident, though empty, until load comes: one full collection that gives memory back
- * (~90 ms) takes RSS after start from ~180 to ~125 MB. An operator's own `--heap-growing-percent` (`node
- * --heap-growing-percent=50 bin/cpq.js serve`) stands.
+ * Shapes V8's heap once started, before taking connections: start-up leaves the young generation at its largest, and a
+ * collection that gives memory back returns it. An operator's own `--heap-growing-percent` stands.
  */
 export function settleHeap(): void {
   if (!givenByOperator('--heap-growing-percent')) {
@@ -71,21 +65,8 @@ function readRss(): number | null {
 }
 
 /**
- * Gives the heap's memory back once the process falls idle after work that grew it, as a JVM's G1 does when idle.
- * Whatever a burst of requests made V8's heap grow to stays resident after it (see collectGivingBack), so without
- * this the process's RSS is the highest its heap has ever been. A collection runs when a whole interval passed
- * with the event loop nearly idle and RSS has grown by `grownBytes` since the last one: once per quiet spell, not
- * every interval, and never while requests keep the loop busy. Its pause (tens of milliseconds) falls on a process
- * that had nothing to do; a request arriving during it waits that long. Its cost comes after, too: such a
- * collection also drops the hidden classes no live object has, among them those of a request's own objects, and V8
- * discards the optimised code that checks them, so the next seconds of work run on slower code while it optimises
- * again. Hence a quiet spell of seconds (IDLE_COLLECT_MS), not a pause between bursts, and a growth of 64 MB: what
- * ordinary traffic grows the process by (the young generation, the caches, the old generation's headroom: 40-60 MB
- * after start on a slow machine, up to 80-90 on a fast one, whose first burst may pass the mark once) is taken again
- * by its next burst, so giving it back bought nothing and cost that burst its optimised code (warm details 1.16x
- * their CPU in the bench's alternating rounds); memory a heavy burst grew past that goes back. V8's own memory
- * reducer, which makes the same kind of collection ~8 s after a full one once allocation slows, is off
- * (`--no-memory-reducer` in bin/cpq.js), so this is the one rule for it.
+ * Gives the heap's memory back once the process falls idle after work grew it by `grownBytes`: a collection per quiet
+ * spell, never while requests keep the loop busy, as V8's memory reducer is off (bin/cpq.js). Figures: bench/HISTORY.md.
  */
 export function collectWhenIdle({
   intervalMs,

@@ -12,10 +12,8 @@ export type Routes = FastifyPluginAsyncTypebox<{
 }>;
 
 /**
- * An answer already serialized (its bytes, its JSON text, or a stream of bytes), for a handler to return as its
- * payload: Fastify sends it as it is, and the route's response schema documents it in /openapi.json. Returned rather
- * than passed to reply.send, whose reply an async handler would then return: Fastify awaits that thenable, which cost
- * a warm details answer 6-8% of its CPU (`npm run bench:compare`).
+ * An answer already serialized (bytes, JSON text or a stream), returned as the handler's payload: returning what
+ * reply.send gives back would have Fastify await it as a thenable, a cost on every warm answer.
  */
 export function serialized<Payload>(answer: Buffer | string | Readable): Payload {
   return answer as Payload;

@@ -8,12 +8,7 @@ export type Coding = 'br' | 'gzip';
 /** Smaller answers go out as they are: compressing them saves less than it costs either side. */
 export const minCompressedBytes = 1024;
 
-/**
- * How hard to compress: `once` for bytes kept and served many times (a cached answer, compressed once per
- * version), `each` for an answer compressed as it goes out. Measured on a 190 KB details answer: brotli 6 and
- * gzip 9 take 2 and 6 ms, brotli 4 and gzip 1 about 1 ms and lose 1 to 7% of the saving; brotli 11 would save
- * 17% more and take 600 ms, too long even once for an answer of tens of megabytes.
- */
+/** How hard to compress: `once` for bytes kept and served many times, `each` for an answer compressed as it goes. */
 export type Effort = 'once' | 'each';
 const levels = { once: { br: 6, gzip: 9 }, each: { br: 4, gzip: 1 } } as const;
 

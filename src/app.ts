@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { Type } from 'typebox';
 import { accountRoutes } from './account/account.routes.ts';
 import { describeLimits } from './api-limits.ts';
+import { approvalPoliciesRoutes } from './approvals/approval-policies.routes.ts';
 import { bundleDetailsRoutes } from './bundle-details/bundle-details.routes.ts';
 import { bundlesRoutes } from './bundles/bundles.routes.ts';
 import { catalogueFilesRoutes } from './catalogue-files/catalogue-files.routes.ts';
@@ -283,6 +284,7 @@ export async function buildApp({
         webhooksRoutes,
         accountRoutes,
         catalogueFilesRoutes,
+        approvalPoliciesRoutes,
       ]) {
         await v1.register(routes, { db, config, answers, metrics });
       }

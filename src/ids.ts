@@ -13,6 +13,8 @@ export const idPrefixes = {
   request: 'req',
   event: 'evt',
   webhookEndpoint: 'whe',
+  approvalPolicy: 'apl',
+  quoteApproval: 'qap',
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;

@@ -11,6 +11,8 @@ export interface ApiKeysTable {
   name: string | null;
   key_hash: string;
   read_only: Bool;
+  /** May approve and reject quotes (migration 0014). */
+  approver: Generated<Bool>;
   created_at: string;
   revoked_at: string | null;
 }
@@ -191,6 +193,36 @@ export interface WebhookDeliveriesTable {
   updated_at: string;
 }
 
+/** An approval policy of an account; `when_json` is the API's `when` as JSON text. */
+export interface ApprovalPoliciesTable {
+  account_id: string;
+  id: string;
+  name: string;
+  is_active: Bool;
+  when_json: string;
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One policy's part in one submission of a quote, and its decision; keyed by the quote's number. */
+export interface QuoteApprovalsTable {
+  account_id: string;
+  quote_number: string;
+  id: string;
+  quote_id: string;
+  quote_version: number;
+  policy_id: string;
+  reason: string;
+  decision: 'pending' | 'approved' | 'rejected' | 'voided';
+  submitted_key_id: string;
+  submitted_at: string;
+  key_id: string | null;
+  key_name: string | null;
+  comment: string | null;
+  decided_at: string | null;
+}
+
 export interface Database {
   api_keys: ApiKeysTable;
   bundles: BundlesTable;
@@ -205,6 +237,8 @@ export interface Database {
   events: EventsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  approval_policies: ApprovalPoliciesTable;
+  quote_approvals: QuoteApprovalsTable;
 }
 
 /** The tables whose rows belong to one bundle's tree: a change to any of them moves the bundle's tree_version. */
@@ -236,6 +270,8 @@ export const tableNames = Object.keys({
   events: true,
   webhook_endpoints: true,
   webhook_deliveries: true,
+  approval_policies: true,
+  quote_approvals: true,
 } satisfies Record<keyof Database, true>) as (keyof Database)[];
 
 export type Db = Kysely<Database>;

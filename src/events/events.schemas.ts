@@ -22,6 +22,9 @@ export const eventTypes = [
   'rule.updated',
   'rule.deleted',
   'webhook_endpoint.disabled',
+  'approval_policy.created',
+  'approval_policy.updated',
+  'approval_policy.deleted',
 ] as const;
 export type EventType = (typeof eventTypes)[number];
 

@@ -5,6 +5,8 @@ export interface ApiKeyRecord {
   accountId: string;
   name: string | null;
   readOnly: boolean;
+  /** May approve and reject quotes (and write); never together with readOnly. */
+  approver: boolean;
   createdAt: string;
   revokedAt: string | null;
 }
@@ -14,6 +16,7 @@ function toRecord(row: {
   account_id: string;
   name: string | null;
   read_only: boolean | number;
+  approver: boolean | number;
   created_at: string;
   revoked_at: string | null;
 }): ApiKeyRecord {
@@ -22,12 +25,13 @@ function toRecord(row: {
     accountId: row.account_id,
     name: row.name,
     readOnly: Boolean(row.read_only),
+    approver: Boolean(row.approver),
     createdAt: row.created_at,
     revokedAt: row.revoked_at,
   };
 }
 
-const columns = ['id', 'account_id', 'name', 'read_only', 'created_at', 'revoked_at'] as const;
+const columns = ['id', 'account_id', 'name', 'read_only', 'approver', 'created_at', 'revoked_at'] as const;
 
 export async function insertKey(db: Executor, key: ApiKeyRecord & { keyHash: string }): Promise<void> {
   await db
@@ -38,6 +42,7 @@ export async function insertKey(db: Executor, key: ApiKeyRecord & { keyHash: str
       name: key.name,
       key_hash: key.keyHash,
       read_only: key.readOnly,
+      approver: key.approver,
       created_at: key.createdAt,
       revoked_at: null,
     })
@@ -57,22 +62,31 @@ export async function findActiveKeyByHash(
   return row ? { ...toRecord(row), keyHash: row.key_hash } : null;
 }
 
-/** Whether the account's key `keyId` exists and is not revoked. */
-export async function isKeyLive(db: Executor, accountId: string, keyId: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('api_keys')
-    .select('id')
-    .where('account_id', '=', accountId)
-    .where('id', '=', keyId)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
-  return row !== undefined;
-}
-
 export async function listKeys(db: Executor, accountId: string | null): Promise<ApiKeyRecord[]> {
   let query = db.selectFrom('api_keys').select(columns).orderBy('account_id').orderBy('id');
   if (accountId !== null) query = query.where('account_id', '=', accountId);
   return (await query.execute()).map(toRecord);
+}
+
+/** The account's key `keyId` while it is live, or null. */
+export async function findLiveKey(
+  db: Executor,
+  accountId: string,
+  keyId: string,
+): Promise<ApiKeyRecord | null> {
+  const row = await db
+    .selectFrom('api_keys')
+    .select(columns)
+    .where('account_id', '=', accountId)
+    .where('id', '=', keyId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return row ? toRecord(row) : null;
+}
+
+/** Whether the account's key `keyId` exists and is not revoked. */
+export async function isKeyLive(db: Executor, accountId: string, keyId: string): Promise<boolean> {
+  return (await findLiveKey(db, accountId, keyId)) !== null;
 }
 
 /** Operators revoke by key id alone, across accounts: the CLI is outside tenancy. */

@@ -32,19 +32,27 @@ export function isValidAccountId(accountId: string): boolean {
 
 export async function createKey(
   db: Db,
-  input: { accountId: string; name: string | null; readOnly: boolean },
+  input: { accountId: string; name: string | null; readOnly: boolean; approver?: boolean },
 ): Promise<{ key: ApiKeyRecord; plaintext: string }> {
+  if (input.readOnly && input.approver) throw new RangeError('a read-only key cannot approve');
   const plaintext = `cpq_${randomBytes(32).toString('base64url')}`;
   const key: ApiKeyRecord = {
     id: newId('apiKey'),
     accountId: input.accountId,
     name: input.name,
     readOnly: input.readOnly,
+    approver: input.approver ?? false,
     createdAt: new Date().toISOString(),
     revokedAt: null,
   };
   await insertKey(db, { ...key, keyHash: hashKey(plaintext) });
   return { key, plaintext };
+}
+
+/** What a key may do, as `cpq keys list` shows it. */
+export function keyPermission(key: ApiKeyRecord): 'read-only' | 'read-write' | 'approver' {
+  if (key.readOnly) return 'read-only';
+  return key.approver ? 'approver' : 'read-write';
 }
 
 export function listApiKeys(db: Db, accountId: string | null): Promise<ApiKeyRecord[]> {

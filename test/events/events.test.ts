@@ -187,6 +187,23 @@ describeEachDatabase('events', (ctx) => {
       deleted: true,
     });
 
+    const policyBody = { name: 'Deep discounts', when: { lineDiscountPercentAbove: 20 } };
+    const policy = await onlyEvent(
+      call('POST', '/v1/approval-policies', policyBody),
+      201,
+      'approval_policy.created',
+    );
+    assert.deepEqual(policy, result?.body);
+    const a = `/v1/approval-policies/${policy.id}`;
+    assert.deepEqual(
+      await onlyEvent(call('PUT', a, { ...policyBody, isActive: false }), 200, 'approval_policy.updated'),
+      result?.body,
+    );
+    assert.deepEqual(await onlyEvent(call('DELETE', a), 204, 'approval_policy.deleted'), {
+      id: policy.id,
+      deleted: true,
+    });
+
     // A catalogue apply records one event per bundle it made, changed or deleted.
     const applied = await onlyEvent(
       call('POST', '/v1/catalogue/apply', {

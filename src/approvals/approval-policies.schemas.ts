@@ -1,0 +1,98 @@
+import { type Static, Type } from 'typebox';
+import { component } from '../components.ts';
+import { Currency, Id, PathId, Timestamps } from '../http/common-schemas.ts';
+import { Money } from '../pricing/adjustment.schema.ts';
+
+export const MAX_POLICIES_PER_ACCOUNT = 100;
+/** Decimal places of a percent threshold, as of a line's discountPercent (C18). */
+export const PERCENT_DECIMALS = 2;
+
+const PercentAbove = (what: string) =>
+  Type.Number({
+    minimum: 0,
+    exclusiveMaximum: 100,
+    description:
+      `Holds when ${what} is strictly greater than this percent (0 to below 100, at most ` +
+      `${PERCENT_DECIMALS} decimal places): at the threshold itself the policy does not match`,
+  });
+
+export const PolicyConditions = component(
+  'ApprovalPolicyConditions',
+  Type.Object(
+    {
+      lineDiscountPercentAbove: Type.Optional(PercentAbove("some line's discountPercent")),
+      quoteDiscountPercentAbove: Type.Optional(
+        PercentAbove('the discount of the whole quote, (listTotal - total) / listTotal x 100,'),
+      ),
+      totalAbove: Type.Optional(
+        Type.Object(
+          {
+            currency: Currency,
+            amount: Type.With(Money, {
+              description:
+                'Holds when the quote total is strictly greater than this (at most 6 decimal places)',
+            }),
+          },
+          {
+            additionalProperties: false,
+            description:
+              'Holds for a quote in this currency whose total is above the amount; never in another',
+          },
+        ),
+      ),
+      unitPriceEdited: Type.Optional(
+        Type.Boolean({
+          description:
+            'true: holds when a line carries a unit price the rep set (C11); false or absent: no condition',
+        }),
+      ),
+    },
+    {
+      additionalProperties: false,
+      description:
+        'A policy matches a quote when any of its conditions holds. At least one condition is required ' +
+        '(else 422 rule_violation at /when).',
+    },
+  ),
+);
+export type PolicyConditions = Static<typeof PolicyConditions>;
+
+export const ApprovalPolicy = component(
+  'ApprovalPolicy',
+  Type.Object({
+    id: Id('apl', 'Approval policy id'),
+    accountId: Type.String(),
+    name: Type.String(),
+    isActive: Type.Boolean({ description: 'An inactive policy is kept but never matches' }),
+    when: PolicyConditions,
+    ...Timestamps,
+  }),
+);
+export type ApprovalPolicy = Static<typeof ApprovalPolicy>;
+
+export const ApprovalPolicyBody = component(
+  'ApprovalPolicyBody',
+  Type.Object(
+    {
+      name: Type.String({ minLength: 1, maxLength: 200 }),
+      isActive: Type.Optional(Type.Boolean({ description: 'Defaults to true' })),
+      when: PolicyConditions,
+    },
+    {
+      additionalProperties: false,
+      description: 'A PUT replaces the whole policy: isActive left out becomes true.',
+    },
+  ),
+);
+export type ApprovalPolicyBody = Static<typeof ApprovalPolicyBody>;
+
+export const ApprovalPolicyList = component(
+  'ApprovalPolicyList',
+  Type.Object({
+    approvalPolicies: Type.Array(ApprovalPolicy, {
+      description: 'Every policy of the account, oldest first',
+    }),
+  }),
+);
+
+export const ApprovalPolicyPath = Type.Object({ policyId: PathId('Approval policy id') });

@@ -14,7 +14,6 @@ export const idPrefixes = {
   event: 'evt',
   webhookEndpoint: 'whe',
   approvalPolicy: 'apl',
-  quoteApproval: 'qap',
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;

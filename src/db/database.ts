@@ -205,24 +205,6 @@ export interface ApprovalPoliciesTable {
   updated_at: string;
 }
 
-/** One policy's part in one submission of a quote, and its decision; keyed by the quote's number. */
-export interface QuoteApprovalsTable {
-  account_id: string;
-  quote_number: string;
-  id: string;
-  quote_id: string;
-  quote_version: number;
-  policy_id: string;
-  reason: string;
-  decision: 'pending' | 'approved' | 'rejected' | 'voided';
-  submitted_key_id: string;
-  submitted_at: string;
-  key_id: string | null;
-  key_name: string | null;
-  comment: string | null;
-  decided_at: string | null;
-}
-
 export interface Database {
   api_keys: ApiKeysTable;
   bundles: BundlesTable;
@@ -238,7 +220,6 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   approval_policies: ApprovalPoliciesTable;
-  quote_approvals: QuoteApprovalsTable;
 }
 
 /** The tables whose rows belong to one bundle's tree: a change to any of them moves the bundle's tree_version. */
@@ -271,7 +252,6 @@ export const tableNames = Object.keys({
   webhook_endpoints: true,
   webhook_deliveries: true,
   approval_policies: true,
-  quote_approvals: true,
 } satisfies Record<keyof Database, true>) as (keyof Database)[];
 
 export type Db = Kysely<Database>;

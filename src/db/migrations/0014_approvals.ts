@@ -1,9 +1,8 @@
 import { type Kysely, sql } from 'kysely';
 
-// Approvals (contract C19, docs/approvals.md): the account's approval policies, the approver permission of a key,
-// and the decisions on quotes. Decisions are keyed by the quote's number, not its id, so a quote's history of
-// approvals carries over to every revision of it; they name policies by id without a foreign key, so deleting a
-// policy leaves the history as it was.
+// Approvals (contract C19, docs/approvals.md): the account's approval policies and the approver permission of a
+// key. The decisions themselves live on the quote's row (approvals_json, migration 0013), written by the same
+// compare-and-set as the transition they belong to.
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('approval_policies')
@@ -24,33 +23,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .alterTable('api_keys')
     .addColumn('approver', 'boolean', (c) => c.notNull().defaultTo(false))
     .execute();
-
-  await db.schema
-    .createTable('quote_approvals')
-    .addColumn('account_id', 'text', (c) => c.notNull())
-    .addColumn('quote_number', 'text', (c) => c.notNull())
-    // Time-ordered: the history reads in the order it was made.
-    .addColumn('id', 'text', (c) => c.notNull())
-    .addColumn('quote_id', 'text', (c) => c.notNull())
-    .addColumn('quote_version', 'integer', (c) => c.notNull())
-    .addColumn('policy_id', 'text', (c) => c.notNull())
-    .addColumn('reason', 'text', (c) => c.notNull())
-    .addColumn('decision', 'text', (c) =>
-      c.notNull().check(sql`decision in ('pending', 'approved', 'rejected', 'voided')`),
-    )
-    // Separation of duties: the key that submitted may not decide.
-    .addColumn('submitted_key_id', 'text', (c) => c.notNull())
-    .addColumn('submitted_at', 'text', (c) => c.notNull())
-    .addColumn('key_id', 'text')
-    .addColumn('key_name', 'text')
-    .addColumn('comment', 'text')
-    .addColumn('decided_at', 'text')
-    .addPrimaryKeyConstraint('quote_approvals_pk', ['account_id', 'quote_number', 'id'])
-    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  await db.schema.dropTable('quote_approvals').execute();
   await db.schema.alterTable('api_keys').dropColumn('approver').execute();
   await db.schema.dropTable('approval_policies').execute();
 }

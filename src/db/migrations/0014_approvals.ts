@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 
 // Approvals (contract C19, docs/approvals.md): the account's approval policies and the approver permission of a
 // key. The decisions themselves live on the quote's row (approvals_json, migration 0013), written by the same

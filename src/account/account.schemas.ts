@@ -10,5 +10,8 @@ export const CurrentKey = component(
       description:
         'True for a read-only key: every operation whose security names the role `write` answers 403',
     }),
+    approver: Type.Boolean({
+      description: 'True for an approver key (cpq keys create --approver): it may approve and reject quotes',
+    }),
   }),
 );

@@ -62,31 +62,22 @@ export async function findActiveKeyByHash(
   return row ? { ...toRecord(row), keyHash: row.key_hash } : null;
 }
 
-export async function listKeys(db: Executor, accountId: string | null): Promise<ApiKeyRecord[]> {
-  let query = db.selectFrom('api_keys').select(columns).orderBy('account_id').orderBy('id');
-  if (accountId !== null) query = query.where('account_id', '=', accountId);
-  return (await query.execute()).map(toRecord);
-}
-
-/** The account's key `keyId` while it is live, or null. */
-export async function findLiveKey(
-  db: Executor,
-  accountId: string,
-  keyId: string,
-): Promise<ApiKeyRecord | null> {
+/** Whether the account's key `keyId` exists and is not revoked. */
+export async function isKeyLive(db: Executor, accountId: string, keyId: string): Promise<boolean> {
   const row = await db
     .selectFrom('api_keys')
-    .select(columns)
+    .select('id')
     .where('account_id', '=', accountId)
     .where('id', '=', keyId)
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
-  return row ? toRecord(row) : null;
+  return row !== undefined;
 }
 
-/** Whether the account's key `keyId` exists and is not revoked. */
-export async function isKeyLive(db: Executor, accountId: string, keyId: string): Promise<boolean> {
-  return (await findLiveKey(db, accountId, keyId)) !== null;
+export async function listKeys(db: Executor, accountId: string | null): Promise<ApiKeyRecord[]> {
+  let query = db.selectFrom('api_keys').select(columns).orderBy('account_id').orderBy('id');
+  if (accountId !== null) query = query.where('account_id', '=', accountId);
+  return (await query.execute()).map(toRecord);
 }
 
 /** Operators revoke by key id alone, across accounts: the CLI is outside tenancy. */

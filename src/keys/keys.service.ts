@@ -18,6 +18,10 @@ export interface Account {
   id: string;
   keyId: string;
   readOnly: boolean;
+  /** May approve and reject quotes (C19). Like readOnly, fixed when the key is made. */
+  approver: boolean;
+  /** The key's label, which a quote's approval history shows beside the key id. */
+  keyName: string | null;
 }
 
 // Keys carry 256 random bits, so a plain SHA-256 is enough: no password-style stretching is needed to make a
@@ -80,7 +84,7 @@ const KNOWN_KEYS = 10_000;
 /**
  * The keys this process has found live, by hash: a presented key found here needs no lookup of its own on a
  * route whose read confirms it (UnconfirmedKey). Only keys found live are kept, so an unknown key is looked up
- * every time, as before, and costs what it always did. A key's account and read-only flag never change; only
+ * every time, as before, and costs what it always did. A key's account, name and permission never change; only
  * revocation does, and that every read sees in the database.
  */
 export class KnownKeys {
@@ -125,7 +129,13 @@ export async function authenticate(db: Db, presented: string, known: KnownKeys):
     known.forget(keyHash);
     return null;
   }
-  const account = { id: found.accountId, keyId: found.id, readOnly: found.readOnly };
+  const account: Account = {
+    id: found.accountId,
+    keyId: found.id,
+    readOnly: found.readOnly,
+    approver: found.approver,
+    keyName: found.name,
+  };
   known.remember(keyHash, account);
   return account;
 }

@@ -626,7 +626,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Describe the key making the request: its id, its account, and whether it is read-only
+         * Describe the key making the request: its id, its account, and whether it is read-only or an approver
          * @description Open to every valid key. A client (the console) reads `readOnly` to offer no edit a key may not make. The key itself is never echoed: keys are shown only once, by `cpq keys create`.
          */
         get: operations["getCurrentKey"];
@@ -678,6 +678,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/approval-policies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the account's approval policies */
+        get: operations["listApprovalPolicies"];
+        put?: never;
+        /**
+         * Create an approval policy
+         * @description Submitting a quote that an active policy matches (any of its conditions holds) sends it to pending_approval. An account has at most 100 policies (422 rule_violation).
+         */
+        post: operations["createApprovalPolicy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/approval-policies/{policyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read an approval policy */
+        get: operations["getApprovalPolicy"];
+        /**
+         * Replace an approval policy as a whole
+         * @description Quotes already submitted keep the decisions they were given; the next submit reads the new policy.
+         */
+        put: operations["replaceApprovalPolicy"];
+        post?: never;
+        /**
+         * Delete an approval policy
+         * @description The approval history of quotes keeps naming it by id.
+         */
+        delete: operations["deleteApprovalPolicy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -720,6 +766,8 @@ export interface components {
             accountId: string;
             /** @description True for a read-only key: every operation whose security names the role `write` answers 403 */
             readOnly: boolean;
+            /** @description True for an approver key (cpq keys create --approver): it may approve and reject quotes */
+            approver: boolean;
         };
         /** OverrideAdjustment */
         OverrideAdjustment: {
@@ -1311,11 +1359,60 @@ export interface components {
             /** @description The sum of the line totals */
             total: number;
         };
+        /** @description A policy matches a quote when any of its conditions holds. At least one condition is required (else 422 rule_violation at /when). */
+        ApprovalPolicyConditions: {
+            /** @description Holds when some line's discountPercent is strictly greater than this percent (0 to below 100, at most 2 decimal places): at the threshold itself the policy does not match */
+            lineDiscountPercentAbove?: number;
+            /** @description Holds when the discount of the whole quote, (listTotal - total) / listTotal x 100, is strictly greater than this percent (0 to below 100, at most 2 decimal places): at the threshold itself the policy does not match */
+            quoteDiscountPercentAbove?: number;
+            /** @description Holds for a quote in this currency whose total is above the amount; never in another */
+            totalAbove?: {
+                /**
+                 * @description ISO 4217 alphabetic code, upper case
+                 * @enum {string}
+                 */
+                currency: "AED" | "AFN" | "ALL" | "AMD" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BOV" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHE" | "CHF" | "CHW" | "CLF" | "CLP" | "CNY" | "COP" | "COU" | "CRC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MXV" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "USN" | "UYI" | "UYU" | "UYW" | "UZS" | "VED" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XOF" | "XPF" | "YER" | "ZAR" | "ZMW" | "ZWG";
+                /** @description Holds when the quote total is strictly greater than this (at most 6 decimal places) */
+                amount: number;
+            };
+            /** @description true: holds when a line carries a unit price the rep set (C11); false or absent: no condition */
+            unitPriceEdited?: boolean;
+        };
+        ApprovalPolicy: {
+            /** @description Approval policy id */
+            id: string;
+            accountId: string;
+            name: string;
+            /** @description An inactive policy is kept but never matches */
+            isActive: boolean;
+            when: components["schemas"]["ApprovalPolicyConditions"];
+            /**
+             * Format: date-time
+             * @description When the record was created (RFC 3339, UTC)
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the record last changed (RFC 3339, UTC); equal to createdAt until then
+             */
+            updatedAt: string;
+        };
+        /** @description A PUT replaces the whole policy: isActive left out becomes true. */
+        ApprovalPolicyBody: {
+            name: string;
+            /** @description Defaults to true */
+            isActive?: boolean;
+            when: components["schemas"]["ApprovalPolicyConditions"];
+        };
+        ApprovalPolicyList: {
+            /** @description Every policy of the account, oldest first */
+            approvalPolicies: components["schemas"]["ApprovalPolicy"][];
+        };
         /**
          * @description What happened
          * @enum {string}
          */
-        EventType: "bundle.created" | "bundle.updated" | "bundle.deleted" | "bundle.cloned" | "option.created" | "option.updated" | "option.deleted" | "option.cloned" | "option_products.changed" | "price_book.created" | "price_book.updated" | "price_book.deleted" | "prices.changed" | "adjustment.changed" | "product_variants.changed" | "rule.created" | "rule.updated" | "rule.deleted" | "webhook_endpoint.disabled";
+        EventType: "bundle.created" | "bundle.updated" | "bundle.deleted" | "bundle.cloned" | "option.created" | "option.updated" | "option.deleted" | "option.cloned" | "option_products.changed" | "price_book.created" | "price_book.updated" | "price_book.deleted" | "prices.changed" | "adjustment.changed" | "product_variants.changed" | "rule.created" | "rule.updated" | "rule.deleted" | "webhook_endpoint.disabled" | "approval_policy.created" | "approval_policy.updated" | "approval_policy.deleted";
         /** @description Something that happened to a resource of the account */
         Event: {
             /** @description Event id; ids ascend in the order the writes committed */
@@ -1961,7 +2058,7 @@ export interface components {
              */
             url: string;
             /** @description The event types sent to the endpoint, or ["*"] for every type (`*` only alone, else 422) */
-            eventTypes: ("*" | "bundle.created" | "bundle.updated" | "bundle.deleted" | "bundle.cloned" | "option.created" | "option.updated" | "option.deleted" | "option.cloned" | "option_products.changed" | "price_book.created" | "price_book.updated" | "price_book.deleted" | "prices.changed" | "adjustment.changed" | "product_variants.changed" | "rule.created" | "rule.updated" | "rule.deleted" | "webhook_endpoint.disabled")[];
+            eventTypes: ("*" | "bundle.created" | "bundle.updated" | "bundle.deleted" | "bundle.cloned" | "option.created" | "option.updated" | "option.deleted" | "option.cloned" | "option_products.changed" | "price_book.created" | "price_book.updated" | "price_book.deleted" | "prices.changed" | "adjustment.changed" | "product_variants.changed" | "rule.created" | "rule.updated" | "rule.deleted" | "webhook_endpoint.disabled" | "approval_policy.created" | "approval_policy.updated" | "approval_policy.deleted")[];
             description?: string | null;
         };
         /** @description Fields left out keep their value */
@@ -1972,7 +2069,7 @@ export interface components {
              */
             url?: string;
             /** @description The event types sent to the endpoint, or ["*"] for every type (`*` only alone, else 422) */
-            eventTypes?: ("*" | "bundle.created" | "bundle.updated" | "bundle.deleted" | "bundle.cloned" | "option.created" | "option.updated" | "option.deleted" | "option.cloned" | "option_products.changed" | "price_book.created" | "price_book.updated" | "price_book.deleted" | "prices.changed" | "adjustment.changed" | "product_variants.changed" | "rule.created" | "rule.updated" | "rule.deleted" | "webhook_endpoint.disabled")[];
+            eventTypes?: ("*" | "bundle.created" | "bundle.updated" | "bundle.deleted" | "bundle.cloned" | "option.created" | "option.updated" | "option.deleted" | "option.cloned" | "option_products.changed" | "price_book.created" | "price_book.updated" | "price_book.deleted" | "prices.changed" | "adjustment.changed" | "product_variants.changed" | "rule.created" | "rule.updated" | "rule.deleted" | "webhook_endpoint.disabled" | "approval_policy.created" | "approval_policy.updated" | "approval_policy.deleted")[];
             /** @description false disables the endpoint; true enables it again, clears failingSince, and sends the events recorded from then on (none of those recorded while it was disabled) */
             isEnabled?: boolean;
             description?: string | null;
@@ -9895,6 +9992,784 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key is over its rate limit (rate_limited): retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A fault of the service (internal_error); the log has its cause under the request id */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached or cannot store, or the service is shutting down (service_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listApprovalPolicies: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag of a copy already held: when it is still current, the answer is 304 with no body */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account's approval policies */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalPolicyList"];
+                };
+            };
+            /** @description Not modified: If-None-Match names the current ETag */
+            304: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is not valid: it breaks the schema (validation_failed, with a pointer to each problem), its body is not JSON (malformed_json) or it cannot be read (bad_request) */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, an unknown key or a revoked key (unauthorized) */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A read-only key on a write (forbidden) */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in the account of the key (not_found) */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is over BODY_LIMIT bytes (payload_too_large) */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (unsupported_media_type) */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key is over its rate limit (rate_limited): retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A fault of the service (internal_error); the log has its cause under the request id */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached or cannot store, or the service is shutting down (service_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createApprovalPolicy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: 1-255 printable ASCII characters (a UUID fits), unique per account. For 24 hours a repeat with the same URL and JSON body gets the first status, body and Location again, with `idempotent-replayed: true`, and does nothing; the same key with another request answers 409 idempotency_key_reused, and while the first is still running 409 idempotency_key_in_flight. Answers of 500 and above are not kept, so a retry runs again; nor are requests refused before they run (400 schema, 401, 403, 413, 415, 429). */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApprovalPolicyBody"];
+            };
+        };
+        responses: {
+            /** @description The policy created */
+            201: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    ETag: components["headers"]["ETag"];
+                    Location: components["headers"]["Location"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalPolicy"];
+                };
+            };
+            /** @description The request is not valid: it breaks the schema (validation_failed, with a pointer to each problem), its body is not JSON (malformed_json) or it cannot be read (bad_request) */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, an unknown key or a revoked key (unauthorized) */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A read-only key on a write (forbidden) */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in the account of the key (not_found) */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request collides with existing data (conflict); or its Idempotency-Key was used with another request (idempotency_key_reused), or the first request with it is still running (idempotency_key_in_flight, with Retry-After) */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is over BODY_LIMIT bytes (payload_too_large) */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (unsupported_media_type) */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            422: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key is over its rate limit (rate_limited): retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A fault of the service (internal_error); the log has its cause under the request id */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached or cannot store, or the service is shutting down (service_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getApprovalPolicy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag of a copy already held: when it is still current, the answer is 304 with no body */
+                "if-none-match"?: string;
+            };
+            path: {
+                /** @description Approval policy id */
+                policyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The policy */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalPolicy"];
+                };
+            };
+            /** @description Not modified: If-None-Match names the current ETag */
+            304: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is not valid: it breaks the schema (validation_failed, with a pointer to each problem), its body is not JSON (malformed_json) or it cannot be read (bad_request) */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, an unknown key or a revoked key (unauthorized) */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A read-only key on a write (forbidden) */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in the account of the key (not_found) */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is over BODY_LIMIT bytes (payload_too_large) */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (unsupported_media_type) */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key is over its rate limit (rate_limited): retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A fault of the service (internal_error); the log has its cause under the request id */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached or cannot store, or the service is shutting down (service_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    replaceApprovalPolicy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optimistic concurrency: the ETag of the resource as last read (or a list of them, or *). When it names no current version, the request changes nothing and answers 412 precondition_failed. */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description Approval policy id */
+                policyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApprovalPolicyBody"];
+            };
+        };
+        responses: {
+            /** @description The policy as replaced */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalPolicy"];
+                };
+            };
+            /** @description The request is not valid: it breaks the schema (validation_failed, with a pointer to each problem), its body is not JSON (malformed_json) or it cannot be read (bad_request) */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, an unknown key or a revoked key (unauthorized) */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A read-only key on a write (forbidden) */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in the account of the key (not_found) */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description If-Match names no current version of the resource */
+            412: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is over BODY_LIMIT bytes (payload_too_large) */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (unsupported_media_type) */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            422: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key is over its rate limit (rate_limited): retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A fault of the service (internal_error); the log has its cause under the request id */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached or cannot store, or the service is shutting down (service_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteApprovalPolicy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optimistic concurrency: the ETag of the resource as last read (or a list of them, or *). When it names no current version, the request changes nothing and answers 412 precondition_failed. */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description Approval policy id */
+                policyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted; no body */
+            204: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is not valid: it breaks the schema (validation_failed, with a pointer to each problem), its body is not JSON (malformed_json) or it cannot be read (bad_request) */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, an unknown key or a revoked key (unauthorized) */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A read-only key on a write (forbidden) */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in the account of the key (not_found) */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description If-Match names no current version of the resource */
+            412: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is over BODY_LIMIT bytes (payload_too_large) */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (unsupported_media_type) */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -28,7 +28,6 @@ import {
   registerErrorHandling,
   schemaErrorFormatter,
 } from './http/error-handler.ts';
-import { type AnswerLimits, answerLimits } from './http/heavy-answers.ts';
 import { idempotencyKeys } from './http/idempotency.ts';
 import { registerJsonBody } from './http/json-body.ts';
 import { registerMetrics } from './http/metrics.ts';
@@ -45,6 +44,8 @@ import { priceBooksRoutes } from './price-books/price-books.routes.ts';
 import { AppError } from './problems.ts';
 import { quotesRoutes } from './quotes/quotes.routes.ts';
 import { rulesRoutes } from './rules/rules.routes.ts';
+import { type AnswerLimits, answerLimits } from './shared/heavy-answers.ts';
+import { limitsOf } from './shared/scope.ts';
 import { webhooksRoutes } from './webhooks/webhooks.routes.ts';
 
 export interface AppOptions {
@@ -165,7 +166,7 @@ export async function buildApp({
     });
   }
   const metrics = registerMetrics(app, { config, database, gate: answers.gate });
-  requireApiKey(app, database.db);
+  requireApiKey(app, { db: database.db, limits: limitsOf(config, answers.gate) });
   rateLimitPerKey(app, config);
   refuseUnstorableText(app);
   idempotencyKeys(app, database.db);

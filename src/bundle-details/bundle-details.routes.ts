@@ -48,7 +48,7 @@ export const bundleDetailsRoutes: Routes = async (app, { db, config, answers, me
         cache,
         answers,
         request.account.id,
-        request.unconfirmedKey,
+        request.scope.key,
         request.query,
         preferredCoding(request.headers['accept-encoding']),
       );

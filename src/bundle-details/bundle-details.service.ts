@@ -5,10 +5,10 @@ import { toAdjustment, toPrice } from '../catalogue/stored-prices.ts';
 import type { Db } from '../db/database.ts';
 import { MAX_PROPERTY_NAME_LENGTH, MAX_PROPERTY_NAMES } from '../http/common-schemas.ts';
 import { type Coding, compressParts, minCompressedBytes } from '../http/compression.ts';
-import { AnswerBudget, type AnswerLimits } from '../http/heavy-answers.ts';
 import { confirmKey, type UnconfirmedKey } from '../keys/keys.service.ts';
 import { normaliseInstant } from '../price-books/instants.ts';
 import { invalid } from '../problems.ts';
+import { AnswerBudget, type AnswerLimits } from '../shared/heavy-answers.ts';
 import {
   type BundleDetailOption,
   type BundleDetailOptionProduct,

@@ -28,7 +28,7 @@ const tags = tag(
   'Bundles: a header product of the CRM catalogue with options of products; the list, each bundle, and deep copies',
 );
 
-export const bundlesRoutes: Routes = async (app, { db, metrics }) => {
+export const bundlesRoutes: Routes = async (app, { metrics }) => {
   const listReads = new SharedReads<ListedPage>();
   metrics.watchSharedReads('bundle_list', listReads);
   app.post(
@@ -51,7 +51,7 @@ export const bundlesRoutes: Routes = async (app, { db, metrics }) => {
       },
     },
     async (request, reply) => {
-      const made = await createBundle(db, request.account.id, request.body);
+      const made = await createBundle(request.scope, request.body);
       const bundle = tagged(reply, made.value.id, made);
       return reply.code(201).header('location', `/v1/bundles/${bundle.id}`).send(bundle);
     },
@@ -72,7 +72,7 @@ export const bundlesRoutes: Routes = async (app, { db, metrics }) => {
         response: { 200: Type.With(BundlePage, { description: 'A page of bundles' }) },
       },
     },
-    async (request) => listBundles(db, listReads, request.account, request.unconfirmedKey, request.query),
+    async (request) => listBundles(request.scope, { query: request.query, reads: listReads }),
   );
 
   app.get(
@@ -88,7 +88,7 @@ export const bundlesRoutes: Routes = async (app, { db, metrics }) => {
     },
     async (request, reply) => {
       const { bundleId } = request.params;
-      return tagged(reply, bundleId, await getBundle(db, request.account.id, bundleId));
+      return tagged(reply, bundleId, await getBundle(request.scope, bundleId));
     },
   );
 
@@ -107,7 +107,7 @@ export const bundlesRoutes: Routes = async (app, { db, metrics }) => {
     async (request, reply) => {
       const { bundleId } = request.params;
       return taggedWrite(request, reply, bundleId, (expected) =>
-        patchBundle(db, request.account.id, bundleId, request.body, expected),
+        patchBundle(request.scope, { bundleId, body: request.body, expected }),
       );
     },
   );
@@ -128,7 +128,7 @@ export const bundlesRoutes: Routes = async (app, { db, metrics }) => {
     },
     async (request, reply) => {
       const { bundleId } = request.params;
-      await deleteBundle(db, request.account.id, bundleId, expectedVersions(request, bundleId));
+      await deleteBundle(request.scope, { bundleId, expected: expectedVersions(request, bundleId) });
       return reply.code(204).send(null);
     },
   );
@@ -157,7 +157,10 @@ export const bundlesRoutes: Routes = async (app, { db, metrics }) => {
       },
     },
     async (request, reply) => {
-      const copy = await cloneBundle(db, request.account.id, request.params.bundleId, request.body);
+      const copy = await cloneBundle(request.scope, {
+        bundleId: request.params.bundleId,
+        body: request.body,
+      });
       const bundle = tagged(reply, copy.value.id, copy);
       return reply.code(201).header('location', `/v1/bundles/${bundle.id}`).send(bundle);
     },

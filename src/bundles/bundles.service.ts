@@ -1,18 +1,18 @@
 import type { SharedReads } from '../catalogue/shared-reads.ts';
-import type { Db, Executor } from '../db/database.ts';
+import type { Executor } from '../db/database.ts';
 import { type ExpectedVersions, lockBundle, lockRoot, type Versioned } from '../db/roots.ts';
 import { readSnapshot } from '../db/snapshot.ts';
 import type { EventType } from '../events/events.schemas.ts';
 import { recordEvent } from '../events/events.service.ts';
 import { decodeNextKey, encodeNextKey } from '../http/next-key.ts';
 import { newId } from '../ids.ts';
-import type { Account, UnconfirmedKey } from '../keys/keys.service.ts';
 import { copyOptions } from '../options/option-copy.ts';
 import { insertOption, optionCreateConflicts, optionCreateProblems } from '../options/option-create.ts';
 import { listOptionsOfBundle } from '../options/options.repository.ts';
 import { placedOrders } from '../options/options.schemas.ts';
 import { notFound, throwIfConflicts, throwIfProblems } from '../problems.ts';
 import { copyRules } from '../rules/rule-references.ts';
+import type { RequestScope } from '../shared/scope.ts';
 import {
   type BundleRow,
   deleteBundle as deleteBundleRow,
@@ -49,16 +49,13 @@ async function readBundleAfter(
   return bundle;
 }
 
-export async function createBundle(
-  db: Db,
-  accountId: string,
-  body: BundleCreateBody,
-): Promise<Versioned<Bundle>> {
+export async function createBundle(scope: RequestScope, body: BundleCreateBody): Promise<Versioned<Bundle>> {
+  const accountId = scope.account.id;
   const options = body.options ?? [];
   throwIfProblems(options.flatMap((option, i) => optionCreateProblems(option, `/options/${i}`)));
   throwIfConflicts(options.flatMap((option, i) => optionCreateConflicts(option, `/options/${i}`)));
-  return db.transaction().execute(async (tx) => {
-    const now = new Date().toISOString();
+  return scope.db.transaction().execute(async (tx) => {
+    const now = scope.now().toISOString();
     const row: BundleRow = {
       account_id: accountId,
       id: newId('bundle'),
@@ -83,8 +80,8 @@ export async function createBundle(
   });
 }
 
-export function getBundle(db: Db, accountId: string, bundleId: string): Promise<Versioned<Bundle>> {
-  return readSnapshot(db, (tx) => readBundle(tx, accountId, bundleId));
+export function getBundle(scope: RequestScope, bundleId: string): Promise<Versioned<Bundle>> {
+  return readSnapshot(scope.db, (tx) => readBundle(tx, scope.account.id, bundleId));
 }
 
 /** A page of the list as answered, and whether the key that read it is still live. */
@@ -94,17 +91,15 @@ export interface ListedPage {
 }
 
 /**
- * One statement, which also confirms the request's `key` when it is unconfirmed. Requests for the same page with the
+ * One statement, which also confirms the scope's key when it is unconfirmed. Requests for the same page with the
  * same key in one turn of the event loop share one such statement (SharedReads), as warm details share their stamp
  * check: none is answered from a read that began before it came. The page they share is only read, never changed.
  */
 export async function listBundles(
-  db: Db,
-  reads: SharedReads<ListedPage>,
-  account: Account,
-  key: UnconfirmedKey | null,
-  query: BundleListQuery,
+  scope: RequestScope,
+  { query, reads }: { query: BundleListQuery; reads: SharedReads<ListedPage> },
 ): Promise<ListedPage['page']> {
+  const { db, account } = scope;
   const limit = query.limit ?? 25;
   const afterId = query.nextKey === undefined ? null : decodeNextKey(query.nextKey, 'bundle');
   const { isActive, productId } = query;
@@ -131,18 +126,16 @@ export async function listBundles(
       page: rows.length > limit && last ? { bundles, nextKey: encodeNextKey(last.id) } : { bundles },
     };
   });
-  key?.confirm(listed.keyLive);
+  scope.key?.confirm(listed.keyLive);
   return listed.page;
 }
 
 export async function patchBundle(
-  db: Db,
-  accountId: string,
-  bundleId: string,
-  body: BundlePatchBody,
-  expected: ExpectedVersions,
+  scope: RequestScope,
+  { bundleId, body, expected }: { bundleId: string; body: BundlePatchBody; expected: ExpectedVersions },
 ): Promise<Versioned<Bundle>> {
-  return db.transaction().execute(async (tx) => {
+  const accountId = scope.account.id;
+  return scope.db.transaction().execute(async (tx) => {
     const current = await lockRoot(tx, 'bundles', { accountId, id: bundleId }, expected);
     if (!current) throw notFound('Bundle', bundleId);
     const relinked = body.header !== undefined && body.header.productId !== current.header_product_id;
@@ -157,7 +150,7 @@ export async function patchBundle(
           : relinked
             ? null
             : current.cloned_bundle_temp_name,
-      updated_at: new Date().toISOString(),
+      updated_at: scope.now().toISOString(),
     };
     await updateBundle(tx, accountId, bundleId, {
       is_active: updated.is_active,
@@ -171,12 +164,11 @@ export async function patchBundle(
 }
 
 export async function deleteBundle(
-  db: Db,
-  accountId: string,
-  bundleId: string,
-  expected: ExpectedVersions,
+  scope: RequestScope,
+  { bundleId, expected }: { bundleId: string; expected: ExpectedVersions },
 ): Promise<void> {
-  await db.transaction().execute(async (tx) => {
+  const accountId = scope.account.id;
+  await scope.db.transaction().execute(async (tx) => {
     if (!(await lockRoot(tx, 'bundles', { accountId, id: bundleId }, expected))) {
       throw notFound('Bundle', bundleId);
     }
@@ -187,17 +179,16 @@ export async function deleteBundle(
 
 /** A deep copy, inactive, carrying a temporary name until a new header product is linked. */
 export async function cloneBundle(
-  db: Db,
-  accountId: string,
-  bundleId: string,
-  body: BundleCloneBody,
+  scope: RequestScope,
+  { bundleId, body }: { bundleId: string; body: BundleCloneBody },
 ): Promise<Versioned<Bundle>> {
-  return db.transaction().execute(async (tx) => {
+  const accountId = scope.account.id;
+  return scope.db.transaction().execute(async (tx) => {
     // The source is only read, but under its lock, as every write to it takes that lock first: no write or delete
     // lands between the statements that copy it, so the copy is of one committed state, or the source is gone.
     const source = (await lockBundle(tx, accountId, bundleId)) && (await findBundle(tx, accountId, bundleId));
     if (!source) throw notFound('Bundle', bundleId);
-    const now = new Date().toISOString();
+    const now = scope.now().toISOString();
     const copy: BundleRow = {
       ...source,
       id: newId('bundle'),

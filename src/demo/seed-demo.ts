@@ -8,6 +8,7 @@ import type { PriceWrite, ProductVariantsBody } from '../price-books/price-books
 import { putPrices, putProductVariants } from '../price-books/price-books.service.ts';
 import type { RuleBody, Selector } from '../rules/rules.schemas.ts';
 import { createRule } from '../rules/rules.service.ts';
+import { accountOutsideHttp, makeScope } from '../shared/scope.ts';
 
 type Currency = 'USD' | 'EUR' | 'JPY';
 type Prices = Record<Currency, number>;
@@ -237,7 +238,8 @@ function priceWrites(product: DemoProduct): PriceWrite[] {
 /** Makes the demo bundle in `accountId`. A failure part-way removes what was made, so no half bundle stays. */
 export async function seedDemo(db: Db, accountId: string): Promise<DemoSeed> {
   const headerProductId = 'DEMO-LAPTOP-15';
-  const { value: bundle } = await createBundle(db, accountId, {
+  const scope = makeScope({ db, account: accountOutsideHttp(accountId) });
+  const { value: bundle } = await createBundle(scope, {
     header: {
       productId: headerProductId,
       properties: { name: 'Demo Laptop 15', family: 'Laptops', color: null },
@@ -279,7 +281,7 @@ export async function seedDemo(db: Db, accountId: string): Promise<DemoSeed> {
     }
     return { accountId, bundleId: bundle.id, headerProductId, options, variantTables, rules };
   } catch (error) {
-    await deleteBundle(db, accountId, bundle.id, null);
+    await deleteBundle(scope, { bundleId: bundle.id, expected: null });
     throw error;
   }
 }

@@ -1,26 +1,21 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Db } from '../db/database.ts';
-import {
-  type Account,
-  authenticate,
-  confirmKey,
-  KnownKeys,
-  type UnconfirmedKey,
-} from '../keys/keys.service.ts';
+import { type Account, authenticate, KnownKeys } from '../keys/keys.service.ts';
 import { AppError } from '../problems.ts';
+import { confirmScopeKey, type Limits, makeScope, type RequestScope } from '../shared/scope.ts';
 import { routeOf } from './route-of.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     account: Account;
-    /** The key as remembered by this process, until a read (or confirmKey) has confirmed it is still live. */
-    unconfirmedKey: UnconfirmedKey | null;
+    /** Built once the key is admitted; null on routes that need no key. Services take it first. */
+    scope: RequestScope;
   }
   interface FastifyContextConfig {
     /** A POST that only reads (pricing a quote) and so is open to read-only keys. */
     readOnlyAllowed?: boolean;
     /**
-     * The route hands `request.unconfirmedKey` to a read that confirms it in its own statement (throughStamps), so
+     * The route hands `request.scope` (its key check) to a read that confirms it in its own statement (throughStamps), so
      * a key this process remembers needs no lookup first: a warm read is one statement.
      */
     keyConfirmedByRead?: boolean;
@@ -41,13 +36,11 @@ export function isApiRoute(url: string | undefined): boolean {
 
 const unknownKey = () => new AppError('unauthorized', 'The API key is not known or has been revoked');
 
-/** Scopes the request to the key's account: the refusal when the key is read-only and the route writes. */
-function admitted(request: FastifyRequest, account: Account): AppError | undefined {
-  if (account.readOnly && needsWriteAccess(request.method, routeOf(request).config)) {
-    return new AppError('forbidden', 'This API key is read-only');
-  }
-  request.account = account;
-  return undefined;
+/** Whether a read-only key is refused on the request's route. */
+function refusal(request: FastifyRequest, account: Account): AppError | undefined {
+  return account.readOnly && needsWriteAccess(request.method, routeOf(request).config)
+    ? new AppError('forbidden', 'This API key is read-only')
+    : undefined;
 }
 
 /**
@@ -60,10 +53,30 @@ function admitted(request: FastifyRequest, account: Account): AppError | undefin
  * key revoked through any instance (or the command line) is refused at once by every instance. A request refused
  * before its read (a bad body, the rate limit) gets that refusal, which tells nothing of the account.
  */
-export function requireApiKey(app: FastifyInstance, db: Db): void {
+export function requireApiKey(app: FastifyInstance, { db, limits }: { db: Db; limits: Limits }): void {
   const known = new KnownKeys();
   app.decorateRequest('account', null as unknown as Account);
-  app.decorateRequest('unconfirmedKey', null);
+  app.decorateRequest('scope', null as unknown as RequestScope);
+  /** Scopes the request to the key's account, unless the key is read-only and the route writes. */
+  const admitted = (request: FastifyRequest, account: Account, keyHash: string | null) => {
+    const refused = refusal(request, account);
+    if (refused) return refused;
+    request.account = account;
+    const scope = makeScope({ db, account, limits, requestId: request.id });
+    if (keyHash !== null) {
+      scope.key = {
+        id: account.keyId,
+        confirm: (live) => {
+          scope.key = null;
+          if (live) return;
+          known.forget(keyHash);
+          throw unknownKey();
+        },
+      };
+    }
+    request.scope = scope;
+    return undefined;
+  };
   // A callback hook: a key this process remembers is settled without waiting for anything, and an async hook would
   // cost every request a promise and a turn of the microtask queue.
   app.addHook('onRequest', (request, _reply, done) => {
@@ -74,20 +87,9 @@ export function requireApiKey(app: FastifyInstance, db: Db): void {
     }
     const recalled =
       routeOf(request).config.keyConfirmedByRead === true ? known.recall(presented) : undefined;
-    if (recalled) {
-      request.unconfirmedKey = {
-        id: recalled.account.keyId,
-        confirm: (live) => {
-          request.unconfirmedKey = null;
-          if (live) return;
-          known.forget(recalled.keyHash);
-          throw unknownKey();
-        },
-      };
-      return done(admitted(request, recalled.account));
-    }
+    if (recalled) return done(admitted(request, recalled.account, recalled.keyHash));
     authenticate(db, presented, known).then(
-      (account) => done(account ? admitted(request, account) : unknownKey()),
+      (account) => done(account ? admitted(request, account, null) : unknownKey()),
       done,
     );
   });
@@ -95,7 +97,9 @@ export function requireApiKey(app: FastifyInstance, db: Db): void {
   // confirmed. Registered before the hooks that store or shorten an answer (idempotency, conditional requests).
   // A callback hook: an answer whose key the route's read confirmed, or a refusal, goes on at once.
   app.addHook('onSend', (request, reply, payload, done) => {
-    if (reply.statusCode >= 400 || request.unconfirmedKey === null) return done(null, payload);
-    confirmKey(db, request.account.id, request.unconfirmedKey).then(() => done(null, payload), done);
+    if (reply.statusCode >= 400 || request.scope === null || request.scope.key === null) {
+      return done(null, payload);
+    }
+    confirmScopeKey(request.scope).then(() => done(null, payload), done);
   });
 }

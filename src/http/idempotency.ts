@@ -2,8 +2,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Db, IdempotencyKeysTable } from '../db/database.ts';
-import { confirmKey } from '../keys/keys.service.ts';
 import { AppError } from '../problems.ts';
+import { confirmScopeKey } from '../shared/scope.ts';
 import { isApiRoute } from './auth.ts';
 import { ProblemRef } from './common-schemas.ts';
 import {
@@ -169,7 +169,7 @@ export function idempotencyKeys(app: FastifyInstance, db: Db): void {
 
   const claimFor = async (request: FastifyRequest, reply: FastifyReply, key: string): Promise<void> => {
     // A claim is a write: a key not yet confirmed (a quote, which only reads) is confirmed first.
-    await confirmKey(db, request.account.id, request.unconfirmedKey);
+    await confirmScopeKey(request.scope);
     const now = Date.now();
     const outcome = await claim(db, request.account.id, key, requestHash(request), now);
     switch (outcome.kind) {

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, type Metric, Registry } from 'prom-client';
 import type { Config } from '../config.ts';
 import type { DatabaseHandle } from '../db/connect.ts';
-import type { AnswerGate } from './heavy-answers.ts';
+import type { AnswerGate } from '../shared/heavy-answers.ts';
 import { nodeHttp } from './node-http.ts';
 import { routeOf } from './route-of.ts';
 

@@ -253,7 +253,7 @@ export const priceBooksRoutes: Routes = async (app, { db, config, metrics }) => 
         db,
         searches,
         request.account,
-        request.unconfirmedKey,
+        request.scope.key,
         request.params.priceBookId,
         request.query,
       );

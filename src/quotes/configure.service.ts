@@ -1,6 +1,5 @@
 import type { StampedCache } from '../catalogue/stamped-cache.ts';
 import type { Db } from '../db/database.ts';
-import type { AnswerGate } from '../http/heavy-answers.ts';
 import type { UnconfirmedKey } from '../keys/keys.service.ts';
 import { AppError, bodyItem, invalid, notFound, type ProblemItem, throwIfProblems } from '../problems.ts';
 import { RecencyMap } from '../recency-map.ts';
@@ -13,6 +12,7 @@ import {
   type Reason,
   SearchBudgetExceeded,
 } from '../rules/configurator.ts';
+import type { AnswerGate } from '../shared/heavy-answers.ts';
 import type { ConfigureAnswer, ConfigureRequest } from './configure.schemas.ts';
 import { type CatalogueBundle, defaultQuantity, priceQuote } from './quotes.engine.ts';
 import type { QuoteRequest } from './quotes.schemas.ts';

@@ -46,8 +46,7 @@ export const quotesRoutes: Routes = async (app, { db, config, answers, metrics }
         response: { 200: Type.With(Quote, { description: 'The priced quote' }), 422: QuoteInvalid },
       },
     },
-    async (request) =>
-      quote(db, cache, answers.gate, request.account.id, request.unconfirmedKey, request.body),
+    async (request) => quote(db, cache, answers.gate, request.account.id, request.scope.key, request.body),
   );
 
   app.post(
@@ -85,7 +84,7 @@ export const quotesRoutes: Routes = async (app, { db, config, answers, metrics }
         cache,
         answers.gate,
         request.account.id,
-        request.unconfirmedKey,
+        request.scope.key,
         request.params.bundleId,
         request.body,
         { maxSteps: config.configureMaxSteps, keptAnswers: config.configureAnswersKept },

@@ -1,12 +1,12 @@
 import { readInRounds } from '../catalogue/rounds.ts';
 import { type Stamped, type StampedCache, throughStamps } from '../catalogue/stamped-cache.ts';
 import type { Db } from '../db/database.ts';
-import type { AnswerGate } from '../http/heavy-answers.ts';
 import { confirmKey, type UnconfirmedKey } from '../keys/keys.service.ts';
 import { normaliseInstant } from '../price-books/instants.ts';
 import { invalid, invalidOrUnknownReference, type ProblemItem } from '../problems.ts';
 import type { RecencyMap } from '../recency-map.ts';
 import type { Configured } from '../rules/configurator.ts';
+import type { AnswerGate } from '../shared/heavy-answers.ts';
 import { type CatalogueBundle, checkQuoteRequest, priceQuote } from './quotes.engine.ts';
 import { loadQuoteCatalogue } from './quotes.repository.ts';
 import type { Quote, QuoteRequest } from './quotes.schemas.ts';

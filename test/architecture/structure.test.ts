@@ -19,6 +19,7 @@ const layers: readonly (readonly string[])[] = [
   ['pricing'],
   ['db'],
   ['keys'],
+  ['shared'],
   ['http'],
   ['events', 'catalogue'],
   [

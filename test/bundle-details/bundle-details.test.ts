@@ -6,7 +6,7 @@ import { buildApp } from '../../src/app.ts';
 import { bundleDetailsBytes, getBundleDetails } from '../../src/bundle-details/bundle-details.service.ts';
 import { connect } from '../../src/db/connect.ts';
 import { bytesTag } from '../../src/http/conditional.ts';
-import { answerLimits } from '../../src/http/heavy-answers.ts';
+import { answerLimits } from '../../src/shared/heavy-answers.ts';
 import { callApp, describeEachDatabase, testConfig } from '../helpers/app.ts';
 import { createBundle } from '../helpers/factories.ts';
 import { countingQueries } from '../helpers/query-counter.ts';

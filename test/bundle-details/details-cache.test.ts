@@ -5,7 +5,7 @@ import { getBundleDetails } from '../../src/bundle-details/bundle-details.servic
 import { type CachedDetails, StampedCache } from '../../src/catalogue/stamped-cache.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { connect, type DatabaseHandle } from '../../src/db/connect.ts';
-import { answerLimits } from '../../src/http/heavy-answers.ts';
+import { answerLimits } from '../../src/shared/heavy-answers.ts';
 import { type CallOptions, callApp, describeEachDatabase, testConfig } from '../helpers/app.ts';
 import { createBundle } from '../helpers/factories.ts';
 import { countingQueries } from '../helpers/query-counter.ts';

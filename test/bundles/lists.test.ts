@@ -11,6 +11,7 @@ import {
   KnownKeys,
   revokeApiKey,
 } from '../../src/keys/keys.service.ts';
+import { makeScope } from '../../src/shared/scope.ts';
 import { assertProblem, callApp, describeEachDatabase, otherInstance } from '../helpers/app.ts';
 import { createBundle } from '../helpers/factories.ts';
 import { countingQueries } from '../helpers/query-counter.ts';
@@ -23,7 +24,10 @@ describeEachDatabase('lists and timestamps', (ctx) => {
     const created = await createBundle(ctx, { key });
     const account = (await authenticate(ctx.db, key, new KnownKeys())) as Account;
     const counted = countingQueries(ctx.db);
-    const { bundles } = await listBundles(counted.db, new SharedReads(), account, null, { limit: 5 });
+    const { bundles } = await listBundles(makeScope({ db: counted.db, account }), {
+      query: { limit: 5 },
+      reads: new SharedReads(),
+    });
     assert.equal(counted.take(), 1);
     assert.deepEqual(
       bundles.map((b) => [b.id, b.includedOptionsCount, b.addOnOptionsCount]),

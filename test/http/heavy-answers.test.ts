@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { type App, buildApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
-import { AnswerGate } from '../../src/http/heavy-answers.ts';
+import { AnswerGate } from '../../src/shared/heavy-answers.ts';
 import { assertProblem, callApp, describeEachDatabase, testConfig } from '../helpers/app.ts';
 import { createBundle } from '../helpers/factories.ts';
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
-import { answerLimits } from '../../src/http/heavy-answers.ts';
 import type { OptionCreateBody } from '../../src/options/options.schemas.ts';
 import type { Adjustment } from '../../src/pricing/adjustment.schema.ts';
 import { catalogueOf, quote as priceConfiguration } from '../../src/quotes/quotes.service.ts';
+import { answerLimits } from '../../src/shared/heavy-answers.ts';
 import { type CallResult, describeEachDatabase, type TestContext } from '../helpers/app.ts';
 import { type CreatedBundle, createBundle } from '../helpers/factories.ts';
 import { countingQueries } from '../helpers/query-counter.ts';

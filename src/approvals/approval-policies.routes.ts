@@ -1,4 +1,3 @@
-import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { ProblemRef } from '../http/common-schemas.ts';
 import { expectedVersions, tagged, taggedWrite } from '../http/conditional.ts';
@@ -18,20 +17,13 @@ import {
   listApprovalPolicies,
   replaceApprovalPolicy,
 } from './approval-policies.service.ts';
-import type { Scope } from './scope.ts';
 
 const tags = tag(
   'approval-policies',
   'When a quote needs an approver: discounts, totals or rep-set unit prices above what the account allows',
 );
 
-export const approvalPoliciesRoutes: Routes = async (app, { db }) => {
-  const scopeOf = (request: FastifyRequest): Scope => ({
-    db,
-    account: request.account,
-    now: () => new Date(),
-  });
-
+export const approvalPoliciesRoutes: Routes = async (app) => {
   app.get(
     '/approval-policies',
     {
@@ -42,7 +34,7 @@ export const approvalPoliciesRoutes: Routes = async (app, { db }) => {
         response: { 200: Type.With(ApprovalPolicyList, { description: "The account's approval policies" }) },
       },
     },
-    async (request) => listApprovalPolicies(scopeOf(request)),
+    async (request) => listApprovalPolicies(request.scope),
   );
 
   app.post(
@@ -60,7 +52,7 @@ export const approvalPoliciesRoutes: Routes = async (app, { db }) => {
       },
     },
     async (request, reply) => {
-      const made = await createApprovalPolicy(scopeOf(request), request.body);
+      const made = await createApprovalPolicy(request.scope, request.body);
       const policy = tagged(reply, made.value.id, made);
       return reply.code(201).header('location', `/v1/approval-policies/${policy.id}`).send(policy);
     },
@@ -79,7 +71,7 @@ export const approvalPoliciesRoutes: Routes = async (app, { db }) => {
     },
     async (request, reply) => {
       const { policyId } = request.params;
-      return tagged(reply, policyId, await getApprovalPolicy(scopeOf(request), policyId));
+      return tagged(reply, policyId, await getApprovalPolicy(request.scope, policyId));
     },
   );
 
@@ -103,7 +95,7 @@ export const approvalPoliciesRoutes: Routes = async (app, { db }) => {
     async (request, reply) => {
       const { policyId } = request.params;
       return taggedWrite(request, reply, policyId, (expected) =>
-        replaceApprovalPolicy(scopeOf(request), { id: policyId, body: request.body, expected }),
+        replaceApprovalPolicy(request.scope, { id: policyId, body: request.body, expected }),
       );
     },
   );
@@ -123,7 +115,7 @@ export const approvalPoliciesRoutes: Routes = async (app, { db }) => {
     },
     async (request, reply) => {
       const { policyId } = request.params;
-      await deleteApprovalPolicy(scopeOf(request), {
+      await deleteApprovalPolicy(request.scope, {
         id: policyId,
         expected: expectedVersions(request, policyId),
       });

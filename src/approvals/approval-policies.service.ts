@@ -4,6 +4,7 @@ import { recordEvents } from '../events/events.service.ts';
 import { newId } from '../ids.ts';
 import { decimalPlaces, MAX_PRICE_DECIMALS } from '../pricing/money.ts';
 import { bodyItem, invalid, notFound, type ProblemItem, throwIfProblems } from '../problems.ts';
+import type { RequestScope } from '../shared/scope.ts';
 import {
   countPolicies,
   deletePolicy,
@@ -21,7 +22,6 @@ import {
   PERCENT_DECIMALS,
 } from './approval-policies.schemas.ts';
 import { hasCondition } from './policy-match.ts';
-import type { Scope } from './scope.ts';
 
 /** What the schema cannot say of a body: decimal places (400), and that `when` names a condition (422). */
 function checkBody(body: ApprovalPolicyBody): void {
@@ -67,18 +67,20 @@ async function lockPolicy(tx: Executor, accountId: string, id: string, expected:
   return row;
 }
 
-export async function listApprovalPolicies(scope: Scope): Promise<{ approvalPolicies: ApprovalPolicy[] }> {
+export async function listApprovalPolicies(
+  scope: RequestScope,
+): Promise<{ approvalPolicies: ApprovalPolicy[] }> {
   return { approvalPolicies: (await listPolicies(scope.db, scope.account.id)).map(toPolicy) };
 }
 
-export async function getApprovalPolicy(scope: Scope, id: string): Promise<Versioned<ApprovalPolicy>> {
+export async function getApprovalPolicy(scope: RequestScope, id: string): Promise<Versioned<ApprovalPolicy>> {
   const row = await findPolicy(scope.db, scope.account.id, id);
   if (!row) throw notFound('Approval policy', id);
   return { value: toPolicy(row), version: row.version };
 }
 
 export async function createApprovalPolicy(
-  scope: Scope,
+  scope: RequestScope,
   body: ApprovalPolicyBody,
 ): Promise<Versioned<ApprovalPolicy>> {
   checkBody(body);
@@ -110,7 +112,7 @@ export async function createApprovalPolicy(
 }
 
 export async function replaceApprovalPolicy(
-  scope: Scope,
+  scope: RequestScope,
   input: { id: string; body: ApprovalPolicyBody; expected: ExpectedVersions },
 ): Promise<Versioned<ApprovalPolicy>> {
   const accountId = scope.account.id;
@@ -127,7 +129,7 @@ export async function replaceApprovalPolicy(
 }
 
 export async function deleteApprovalPolicy(
-  scope: Scope,
+  scope: RequestScope,
   input: { id: string; expected: ExpectedVersions },
 ): Promise<void> {
   const accountId = scope.account.id;

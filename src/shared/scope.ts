@@ -34,7 +34,7 @@ export type SettledScope = { -readonly [K in keyof RequestScope]: RequestScope[K
 
 /** The account work outside HTTP acts for: no key presented it, so none needs confirming. */
 export function accountOutsideHttp(id: string): Account {
-  return { id, keyId: 'outside-http', readOnly: false };
+  return { id, keyId: 'outside-http', readOnly: false, approver: false, keyName: null };
 }
 
 const systemClock = (): Date => new Date();

@@ -13,6 +13,7 @@ export const idPrefixes = {
   request: 'req',
   event: 'evt',
   webhookEndpoint: 'whe',
+  quote: 'quo',
   approvalPolicy: 'apl',
 } as const;
 

@@ -17,6 +17,7 @@ export const problemCodes = {
   not_found: { status: 404, title: 'Not found' },
   request_timeout: { status: 408, title: 'The request did not arrive in time' },
   conflict: { status: 409, title: 'The request conflicts with the current state' },
+  invalid_transition: { status: 409, title: 'The quote is not in a state that allows this' },
   idempotency_key_reused: { status: 409, title: 'The idempotency key was used with another request' },
   idempotency_key_in_flight: { status: 409, title: 'A request with this idempotency key is still running' },
   precondition_failed: { status: 412, title: 'The resource has changed since it was read' },

@@ -193,6 +193,60 @@ export interface WebhookDeliveriesTable {
   updated_at: string;
 }
 
+/** The last quote number handed out in an account. */
+export interface QuoteNumbersTable {
+  account_id: string;
+  last_number: number | string;
+}
+
+export type QuoteStatus =
+  | 'draft'
+  | 'pending_approval'
+  | 'approved'
+  | 'open'
+  | 'accepted'
+  | 'declined'
+  | 'canceled'
+  | 'superseded';
+
+/**
+ * A saved quote: what was asked (`request_json`) and what it came to (`lines_json`, the lines as the API shows
+ * them); `version` counts revisions of `number`, `row_version` every write (the ETag). Money as decimal text.
+ */
+export interface QuotesTable {
+  account_id: string;
+  id: string;
+  number: string;
+  version: number;
+  status: QuoteStatus;
+  currency: string;
+  at: string | null;
+  priced_at: string;
+  title: string | null;
+  notes: string | null;
+  customer_id: string | null;
+  customer_name: string | null;
+  customer_email: string | null;
+  expires_at: string | null;
+  request_json: string;
+  lines_json: string;
+  violations_json: string;
+  approvals_json: string;
+  list_total: string;
+  discount_total: string;
+  total: string;
+  search_text: string;
+  submitted_key_id: string | null;
+  submitted_at: string | null;
+  finalized_at: string | null;
+  accepted_at: string | null;
+  declined_at: string | null;
+  canceled_at: string | null;
+  row_version: number;
+  created_at: string;
+  updated_at: string;
+}
+
 /** An approval policy of an account; `when_json` is the API's `when` as JSON text. */
 export interface ApprovalPoliciesTable {
   account_id: string;
@@ -203,6 +257,22 @@ export interface ApprovalPoliciesTable {
   version: number;
   created_at: string;
   updated_at: string;
+}
+
+/** One priced line of a quote, as its lines_json shows it. */
+export interface QuoteLinesTable {
+  account_id: string;
+  quote_id: string;
+  position: number;
+  bundle_id: string;
+  option_id: string;
+  product_id: string;
+  product_name: string | null;
+  quantity: number | string;
+  unit_price: string;
+  discount_percent: string | null;
+  list_total: string;
+  total: string;
 }
 
 export interface Database {
@@ -219,6 +289,9 @@ export interface Database {
   events: EventsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  quote_numbers: QuoteNumbersTable;
+  quotes: QuotesTable;
+  quote_lines: QuoteLinesTable;
   approval_policies: ApprovalPoliciesTable;
 }
 
@@ -251,6 +324,9 @@ export const tableNames = Object.keys({
   events: true,
   webhook_endpoints: true,
   webhook_deliveries: true,
+  quote_numbers: true,
+  quotes: true,
+  quote_lines: true,
   approval_policies: true,
 } satisfies Record<keyof Database, true>) as (keyof Database)[];
 

@@ -10,8 +10,18 @@ const separator = '\u001f';
 
 /** The search text of a product; `properties` is its stored JSON text. */
 export function searchTextOf(productId: string, properties: string): string {
-  const values = Object.values(JSON.parse(properties) as Record<string, string | null>);
-  return [productId, ...values.filter((v) => v !== null)].map((t) => t.toLowerCase()).join(separator);
+  return joinSearchTexts([
+    productId,
+    ...Object.values(JSON.parse(properties) as Record<string, string | null>),
+  ]);
+}
+
+/** The search text of some texts (null ones left out), matched by searchPattern. */
+export function joinSearchTexts(texts: readonly (string | null)[]): string {
+  return texts
+    .filter((t) => t !== null)
+    .map((t) => t.toLowerCase())
+    .join(separator);
 }
 
 /** A LIKE pattern (escaped with a backslash) matching the search texts that hold `q`, case-insensitively. */

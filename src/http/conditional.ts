@@ -79,7 +79,7 @@ function noneMatch(header: string | undefined, tag: string): boolean {
 
 const writeMethods = new Set(['PUT', 'PATCH', 'DELETE']);
 
-const IfMatchHeader = Type.String({
+export const IfMatchHeader = Type.String({
   pattern: ifMatchPattern,
   description:
     'Optimistic concurrency: the ETag of the resource as last read (or a list of them, or *). When it names ' +

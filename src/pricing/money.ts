@@ -84,6 +84,25 @@ export function lineTotal(unitPrice: Decimal, quantity: number, currency: string
   return total.decimalPlaces() <= places ? total : total.toDecimalPlaces(places, Dec.ROUND_HALF_UP);
 }
 
+// Wide enough for a price (21 digits) x a quantity (16) x a percentage (5): the discounted total is exact before
+// it is rounded.
+const Wide = Dec.clone({ precision: 2 * PRECISION });
+
+/**
+ * unitPrice x quantity less `percentOff` percent, rounded half up to the currency's minor units, and never below 0:
+ * the total of a saved quote's line.
+ */
+export function discountedLineTotal(
+  unitPrice: Decimal,
+  quantity: number,
+  percentOff: Decimal,
+  currency: string,
+): Decimal {
+  const net = new Wide(toDecimal(unitPrice)).times(quantity).times(new Wide(100).minus(percentOff)).div(100);
+  const rounded = new Dec(net.toDecimalPlaces(minorUnits(currency), Dec.ROUND_HALF_UP).toString());
+  return rounded.gt(0) ? rounded : new Dec(0);
+}
+
 // A total is the sum of lines already rounded to the currency's minor units; an unrounded line here is a
 // caller bug that would make the total disagree with the lines shown, so it throws.
 export function sumTotals(lines: readonly Decimal[], currency: string): Decimal {

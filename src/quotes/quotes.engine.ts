@@ -8,6 +8,8 @@ import { MAX_QUOTE_LINES, type Quote, type QuoteLine, type QuoteRequest } from '
 export interface CatalogueBundle {
   id: string;
   isActive: boolean;
+  /** What a quote's document calls the bundle: its header's `name` property, else its header productId. */
+  name?: string;
   /** In display order: left-out INCLUDED options are filled in this order. */
   options: CatalogueOption[];
   /** The bundle's active configuration rules, in display order. */
@@ -16,6 +18,8 @@ export interface CatalogueBundle {
 
 export interface CatalogueOption {
   id: string;
+  /** The option's name, which a quote's document shows. */
+  name?: string;
   type: 'INCLUDED' | 'ADD_ON';
   minCount: number | null;
   maxCount: number | null;
@@ -63,9 +67,21 @@ export const quoteViolationCodes = [
 ] as const;
 export type QuoteViolationCode = (typeof quoteViolationCodes)[number];
 
-export type QuoteOutcome = { ok: true; quote: Quote } | { ok: false; violations: ProblemItem[] };
+/**
+ * `sources[i]` says where line i came from: the requested product (a made-up one for a default filling an INCLUDED
+ * option) and the position of its bundle in the request, for a saved quote to apply its discount and group its
+ * lines. When invalid, `quote` holds the lines that could be priced.
+ */
+export type QuoteOutcome =
+  | { ok: true; quote: Quote; sources: LineSource[] }
+  | { ok: false; violations: ProblemItem[]; quote: Quote; sources: LineSource[] };
 
-type RequestedProduct = QuoteRequest['bundles'][number]['options'][number]['products'][number];
+export interface LineSource {
+  input: RequestedProduct;
+  bundleIndex: number;
+}
+
+export type RequestedProduct = QuoteRequest['bundles'][number]['options'][number]['products'][number];
 
 /** One product to price: from the request, or the default filling a left-out INCLUDED option. */
 interface Choice {
@@ -220,6 +236,8 @@ export function priceQuote(
   const instant = Date.parse(at);
   const violations: ProblemItem[] = [];
   const lines: QuoteLine[] = [];
+  const sources: LineSource[] = [];
+  let bundleIndex = 0;
   const totals = new QuoteTotals(currency);
   const report = (code: QuoteViolationCode, where: string, message: string) =>
     violations.push({ code, in: 'body', pointer: where, message });
@@ -343,6 +361,7 @@ export function priceQuote(
         priced.trace,
         { priceBookUnitPrice, unitPriceEdited: edited },
       );
+      sources.push({ input, bundleIndex });
       lines.push({
         bundleId: bundle.id,
         optionId: option.id,
@@ -358,6 +377,7 @@ export function priceQuote(
   };
 
   request.bundles.forEach((requested, i) => {
+    bundleIndex = i;
     const bundleAt = () => pointer('bundles', i);
     const bundle = catalogue.get(requested.bundleId);
     if (bundle === undefined) {
@@ -438,6 +458,7 @@ export function priceQuote(
     }
   });
 
-  if (violations.length > 0) return { ok: false, violations };
-  return { ok: true, quote: { currency, at, lines, total: totals.total() } };
+  const quote = { currency, at, lines, total: totals.total() };
+  if (violations.length > 0) return { ok: false, violations, quote, sources };
+  return { ok: true, quote, sources };
 }

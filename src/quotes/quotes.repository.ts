@@ -4,6 +4,12 @@ import type { Executor } from '../db/database.ts';
 import { listRulesOfBundles, toRule } from '../rules/rules.repository.ts';
 import type { CatalogueBundle, CatalogueOption, CatalogueProduct } from './quotes.engine.ts';
 
+/** A bundle's header `name` property when it has one, else its header productId. */
+function headerName(productId: string, properties: string): string {
+  const name = (JSON.parse(properties) as Record<string, string | null>).name;
+  return typeof name === 'string' && name !== '' ? name : productId;
+}
+
 /**
  * The bundles a quote names, with prices in its currency (in any when undefined: for a caller that prices
  * nothing) from price books live at `at`, through the catalogue's four queries and one for their active rules;
@@ -67,7 +73,16 @@ export async function loadQuoteCatalogue(
   }
 
   const catalogue = new Map<string, CatalogueBundle>(
-    rows.bundles.map((b) => [b.id, { id: b.id, isActive: Boolean(b.is_active), options: [], rules: [] }]),
+    rows.bundles.map((b) => [
+      b.id,
+      {
+        id: b.id,
+        name: headerName(b.header_product_id, b.header_properties),
+        isActive: Boolean(b.is_active),
+        options: [],
+        rules: [],
+      },
+    ]),
   );
   for (const row of await listRulesOfBundles(db, accountId, [...catalogue.keys()])) {
     if (!row.is_active) continue;
@@ -77,6 +92,7 @@ export async function loadQuoteCatalogue(
   for (const o of rows.options) {
     const option: CatalogueOption = {
       id: o.id,
+      name: o.name,
       type: o.type,
       minCount: o.min_count,
       maxCount: o.max_count,

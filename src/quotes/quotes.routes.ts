@@ -5,6 +5,7 @@ import { tag } from '../http/openapi.ts';
 import { type Routes, serialized } from '../http/routes.ts';
 import { ConfigureAnswer, ConfigureRequest } from './configure.schemas.ts';
 import { configureBundle } from './configure.service.ts';
+import { quoteRecordsRoutes } from './quote-records.routes.ts';
 import { quoteViolationCodes } from './quotes.engine.ts';
 import { Quote, QuoteRequest } from './quotes.schemas.ts';
 import { type CachedCatalogue, quote } from './quotes.service.ts';
@@ -25,6 +26,7 @@ export const quotesRoutes: Routes = async (app, { db, config, answers, metrics }
   const cache =
     config.detailsCacheBytes > 0 ? new StampedCache<CachedCatalogue>(config.detailsCacheBytes) : null;
   if (cache) metrics.watchCache('quote_catalogues', cache);
+  await app.register(quoteRecordsRoutes({ cache }), { db, config, answers, metrics });
   app.post(
     '/quotes/price',
     {

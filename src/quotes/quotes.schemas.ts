@@ -1,4 +1,4 @@
-import { type Static, Type } from 'typebox';
+import { type Static, type TSchema, Type } from 'typebox';
 import { component } from '../components.ts';
 import { Currency, Instant, Nullable, ProductId, Properties } from '../http/common-schemas.ts';
 import { Money, PriceAdjustment } from '../pricing/adjustment.schema.ts';
@@ -10,51 +10,51 @@ export const MAX_QUOTE_LINES = 1000;
 // form, is an unknown_reference violation in the 422 rather than a 400.
 const RecordId = (description: string) => Type.String({ minLength: 1, maxLength: 64, description });
 
+/** The fields of a chosen product, which a saved quote's product adds its discount to (quote-records.schemas.ts). */
+export const quoteProductFields = {
+  productId: Type.With(ProductId, { description: 'The CRM product id of one of the option’s products' }),
+  quantity: Type.Integer({
+    minimum: 1,
+    maximum: 1_000_000_000,
+    description:
+      'Units of the product in one bundle; checked against the product’s minQuantity..maxQuantity. ' +
+      'The line prices quantity x the bundle’s quantity.',
+  }),
+  properties: Type.Optional(
+    Type.With(Properties, {
+      maxProperties: 100,
+      description:
+        'Property values that override the option product’s stored properties for enum and range ' +
+        'look-ups; null means no value.',
+    }),
+  ),
+  variantId: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 500,
+      description: 'The chosen variant; required when the product is priced by a variant adjustment.',
+    }),
+  ),
+  unitPrice: Type.Optional(
+    Type.With(Money, {
+      description:
+        'An edited unit price, replacing the price book’s; only where the price book entry has ' +
+        'allowUnitPriceEditing. At most 6 decimal places.',
+    }),
+  ),
+};
+
 export const QuoteProductInput = component(
   'QuoteProductInput',
-  Type.Object(
-    {
-      productId: Type.With(ProductId, { description: 'The CRM product id of one of the option’s products' }),
-      quantity: Type.Integer({
-        minimum: 1,
-        maximum: 1_000_000_000,
-        description:
-          'Units of the product in one bundle; checked against the product’s minQuantity..maxQuantity. ' +
-          'The line prices quantity x the bundle’s quantity.',
-      }),
-      properties: Type.Optional(
-        Type.With(Properties, {
-          maxProperties: 100,
-          description:
-            'Property values that override the option product’s stored properties for enum and range ' +
-            'look-ups; null means no value.',
-        }),
-      ),
-      variantId: Type.Optional(
-        Type.String({
-          minLength: 1,
-          maxLength: 500,
-          description: 'The chosen variant; required when the product is priced by a variant adjustment.',
-        }),
-      ),
-      unitPrice: Type.Optional(
-        Type.With(Money, {
-          description:
-            'An edited unit price, replacing the price book’s; only where the price book entry has ' +
-            'allowUnitPriceEditing. At most 6 decimal places.',
-        }),
-      ),
-    },
-    { additionalProperties: false },
-  ),
+  Type.Object(quoteProductFields, { additionalProperties: false }),
 );
 
-export const QuoteOptionInput = component(
-  'QuoteOptionInput',
+/** A chosen option holding products of the schema `product`. */
+export const optionInputOf = <P extends TSchema>(product: P) =>
   Type.Object(
     {
       optionId: RecordId('An option of the bundle'),
-      products: Type.Array(QuoteProductInput, {
+      products: Type.Array(product, {
         maxItems: MAX_QUOTE_LINES,
         description:
           'The products chosen in the option; their count is checked against minCount..maxCount (an INCLUDED ' +
@@ -63,11 +63,12 @@ export const QuoteOptionInput = component(
       }),
     },
     { additionalProperties: false },
-  ),
-);
+  );
 
-export const QuoteBundleInput = component(
-  'QuoteBundleInput',
+export const QuoteOptionInput = component('QuoteOptionInput', optionInputOf(QuoteProductInput));
+
+/** A configured bundle holding options of the schema `option`. */
+export const bundleInputOf = <O extends TSchema>(option: O) =>
   Type.Object(
     {
       bundleId: RecordId('A bundle of the account; it must be active'),
@@ -79,7 +80,7 @@ export const QuoteBundleInput = component(
           description: 'How many of this configured bundle; multiplies every product quantity in it.',
         }),
       ),
-      options: Type.Array(QuoteOptionInput, {
+      options: Type.Array(option, {
         maxItems: MAX_QUOTE_LINES,
         description:
           'The chosen options, each at most once. An INCLUDED option left out is filled with its ' +
@@ -87,25 +88,29 @@ export const QuoteBundleInput = component(
       }),
     },
     { additionalProperties: false },
-  ),
+  );
+
+export const QuoteBundleInput = component('QuoteBundleInput', bundleInputOf(QuoteOptionInput));
+
+/** The instant a quote is priced at. */
+export const quoteAt = Type.Optional(
+  Type.With(Instant, {
+    description: 'The instant whose effective price books price the quote; default: now.',
+  }),
 );
+
+/** 1-100 configured bundles of the schema `bundle`. */
+export const bundlesOf = <B extends TSchema>(bundle: B) =>
+  Type.Array(bundle, {
+    minItems: 1,
+    maxItems: MAX_QUOTE_BUNDLES,
+    description: `1-${MAX_QUOTE_BUNDLES} configured bundles, at most ${MAX_QUOTE_LINES} products in all.`,
+  });
 
 export const QuoteRequest = component(
   'QuoteRequest',
   Type.Object(
-    {
-      currency: Currency,
-      at: Type.Optional(
-        Type.With(Instant, {
-          description: 'The instant whose effective price books price the quote; default: now.',
-        }),
-      ),
-      bundles: Type.Array(QuoteBundleInput, {
-        minItems: 1,
-        maxItems: MAX_QUOTE_BUNDLES,
-        description: `1-${MAX_QUOTE_BUNDLES} configured bundles, at most ${MAX_QUOTE_LINES} products in all.`,
-      }),
-    },
+    { currency: Currency, at: quoteAt, bundles: bundlesOf(QuoteBundleInput) },
     { additionalProperties: false },
   ),
 );
@@ -164,25 +169,25 @@ export const QuoteTrace = component(
   ),
 );
 
-export const QuoteLine = component(
-  'QuoteLine',
-  Type.Object({
-    bundleId: Type.String(),
-    optionId: Type.String(),
-    productId: ProductId,
-    quantity: Type.Integer({ description: 'The product quantity x the bundle quantity' }),
-    listPrice: Nullable(Type.Number({ description: 'The entry’s listPrice in the currency' })),
-    unitPrice: Type.Number({ description: 'Exact unit price, at most 6 decimal places' }),
-    adjustment: Nullable(PriceAdjustment, {
-      description:
-        'The entry’s adjustment in the currency, with allowUnitPriceEditing copied in from the entry',
-    }),
-    total: Type.Number({
-      description: 'unitPrice x quantity, rounded half up to the currency’s ISO 4217 minor units',
-    }),
-    trace: QuoteTrace,
+/** The fields of a priced line, which a saved quote's line adds to (quote-records.schemas.ts). */
+export const quoteLineFields = {
+  bundleId: Type.String(),
+  optionId: Type.String(),
+  productId: ProductId,
+  quantity: Type.Integer({ description: 'The product quantity x the bundle quantity' }),
+  listPrice: Nullable(Type.Number({ description: 'The entry’s listPrice in the currency' })),
+  unitPrice: Type.Number({ description: 'Exact unit price, at most 6 decimal places' }),
+  adjustment: Nullable(PriceAdjustment, {
+    description:
+      'The entry’s adjustment in the currency, with allowUnitPriceEditing copied in from the entry',
   }),
-);
+  total: Type.Number({
+    description: 'unitPrice x quantity, rounded half up to the currency’s ISO 4217 minor units',
+  }),
+  trace: QuoteTrace,
+};
+
+export const QuoteLine = component('QuoteLine', Type.Object(quoteLineFields));
 export type QuoteLine = Static<typeof QuoteLine>;
 
 export const Quote = component(

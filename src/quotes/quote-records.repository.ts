@@ -1,0 +1,197 @@
+import { type Selectable, sql, type Updateable } from 'kysely';
+import type { Executor, QuoteLinesTable, QuoteStatus, QuotesTable } from '../db/database.ts';
+import { searchPattern } from '../db/search-text.ts';
+
+export type QuoteRow = Selectable<QuotesTable>;
+export type QuoteLineRow = Selectable<QuoteLinesTable>;
+
+/** `Q-` and the sequence, six digits at least: `Q-000042`. */
+export const formatQuoteNumber = (sequence: number) => `Q-${String(sequence).padStart(6, '0')}`;
+
+/**
+ * The account's next quote number, taken with one upsert: its row stays locked (PostgreSQL) or the database's
+ * writer held (SQLite) until the creating transaction ends, so no two quotes of an account, on any instance, get
+ * the same number, and a rolled-back create gives its number back.
+ */
+export async function takeQuoteNumber(tx: Executor, accountId: string): Promise<string> {
+  const row = await tx
+    .insertInto('quote_numbers')
+    .values({ account_id: accountId, last_number: 1 })
+    .onConflict((oc) =>
+      oc.column('account_id').doUpdateSet({ last_number: sql`quote_numbers.last_number + 1` }),
+    )
+    .returning('last_number')
+    .executeTakeFirstOrThrow();
+  return formatQuoteNumber(Number(row.last_number));
+}
+
+export async function insertQuote(tx: Executor, row: QuoteRow): Promise<void> {
+  await tx.insertInto('quotes').values(row).execute();
+}
+
+/** The lines of a quote, replaced whole: what a write of a draft priced, or what finalize froze. */
+export async function replaceQuoteLines(
+  tx: Executor,
+  accountId: string,
+  quoteId: string,
+  lines: QuoteLineRow[],
+): Promise<void> {
+  await tx
+    .deleteFrom('quote_lines')
+    .where('account_id', '=', accountId)
+    .where('quote_id', '=', quoteId)
+    .execute();
+  // 12 columns a line: 1000 lines (a quote's most) fit both databases' parameter limits in 250s.
+  for (let start = 0; start < lines.length; start += 250) {
+    await tx
+      .insertInto('quote_lines')
+      .values(lines.slice(start, start + 250))
+      .execute();
+  }
+}
+
+export async function findQuote(db: Executor, accountId: string, id: string): Promise<QuoteRow | undefined> {
+  return db
+    .selectFrom('quotes')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+export interface QuoteMove {
+  accountId: string;
+  id: string;
+  /** The statuses the move starts from. */
+  from: readonly QuoteStatus[];
+  /** The row versions If-Match allows; null for any. */
+  expected: readonly number[] | null;
+  /** Only while the quote has not expired at this instant (accept, decline); or only once it has (none given). */
+  unexpiredAt?: string;
+  /** Sets expires_at where the row has none (finalize's default). */
+  defaultExpiresAt?: string;
+  changes: Updateable<QuotesTable>;
+}
+
+/**
+ * A transition, as one compare-and-set statement: the quote moves (its row version on by one) only from a status
+ * of `from`, at a version If-Match allows. Of concurrent moves of one quote exactly one finds its condition true:
+ * PostgreSQL re-checks it on the locked row, SQLite runs one writer at a time. Answers the row as moved, or
+ * undefined when the condition did not hold (quoteMiss says why).
+ */
+export async function moveQuote(tx: Executor, move: QuoteMove): Promise<QuoteRow | undefined> {
+  let query = tx
+    .updateTable('quotes')
+    .set((eb) => ({
+      ...move.changes,
+      ...(move.defaultExpiresAt === undefined
+        ? {}
+        : { expires_at: sql<string>`coalesce(expires_at, ${move.defaultExpiresAt})` }),
+      row_version: eb('row_version', '+', 1),
+    }))
+    .where('account_id', '=', move.accountId)
+    .where('id', '=', move.id)
+    .where('status', 'in', move.from);
+  if (move.expected !== null) query = query.where('row_version', 'in', move.expected as number[]);
+  if (move.unexpiredAt !== undefined) {
+    const at = move.unexpiredAt;
+    query = query.where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', at)]));
+  }
+  return query.returningAll().executeTakeFirst();
+}
+
+export async function deleteDraft(
+  tx: Executor,
+  accountId: string,
+  id: string,
+  expected: readonly number[] | null,
+): Promise<boolean> {
+  let query = tx
+    .deleteFrom('quotes')
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .where('status', '=', 'draft');
+  if (expected !== null) query = query.where('row_version', 'in', expected as number[]);
+  const result = await query.executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+/** The earlier versions of a number still open or declined become superseded; answers them as they now are. */
+export async function supersedeEarlier(
+  tx: Executor,
+  row: Pick<QuoteRow, 'account_id' | 'number' | 'version'>,
+  now: string,
+): Promise<QuoteRow[]> {
+  return tx
+    .updateTable('quotes')
+    .set((eb) => ({ status: 'superseded', updated_at: now, row_version: eb('row_version', '+', 1) }))
+    .where('account_id', '=', row.account_id)
+    .where('number', '=', row.number)
+    .where('version', '<', row.version)
+    .where('status', 'in', ['open', 'declined'])
+    .returningAll()
+    .execute();
+}
+
+/** The versions of a number other than `exceptId` in one of `statuses`. */
+export async function versionsOfNumber(
+  tx: Executor,
+  row: Pick<QuoteRow, 'account_id' | 'number' | 'id'>,
+  statuses: readonly QuoteStatus[],
+): Promise<Pick<QuoteRow, 'id' | 'version' | 'status'>[]> {
+  return tx
+    .selectFrom('quotes')
+    .select(['id', 'version', 'status'])
+    .where('account_id', '=', row.account_id)
+    .where('number', '=', row.number)
+    .where('id', '!=', row.id)
+    .where('status', 'in', statuses)
+    .execute();
+}
+
+/** The highest version of a number. */
+export async function lastVersion(tx: Executor, accountId: string, number: string): Promise<number> {
+  const row = await tx
+    .selectFrom('quotes')
+    .select((eb) => eb.fn.max('version').as('last'))
+    .where('account_id', '=', accountId)
+    .where('number', '=', number)
+    .executeTakeFirst();
+  return Number(row?.last ?? 0);
+}
+
+export interface QuotePageRequest {
+  beforeId: string | null;
+  /** A stored status, with `open` read as not expired at `now`; or `expired`. */
+  status: QuoteStatus | 'expired' | undefined;
+  now: string;
+  customerId: string | undefined;
+  number: string | undefined;
+  q: string | undefined;
+  limit: number;
+}
+
+/** One page of quotes before `beforeId`, newest first: the primary key, or an index, read backwards. */
+export async function listQuotesBefore(
+  db: Executor,
+  accountId: string,
+  page: QuotePageRequest,
+): Promise<QuoteRow[]> {
+  let query = db.selectFrom('quotes').selectAll().where('account_id', '=', accountId);
+  if (page.status === 'expired' || page.status === 'open') {
+    const { now } = page;
+    query = query.where('status', '=', 'open');
+    query =
+      page.status === 'expired'
+        ? query.where('expires_at', '<=', now)
+        : query.where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
+  } else if (page.status !== undefined) {
+    query = query.where('status', '=', page.status);
+  }
+  if (page.customerId !== undefined) query = query.where('customer_id', '=', page.customerId);
+  if (page.number !== undefined) query = query.where('number', '=', page.number);
+  if (page.q !== undefined)
+    query = query.where(sql<boolean>`search_text like ${searchPattern(page.q)} escape '\\'`);
+  if (page.beforeId !== null) query = query.where('id', '<', page.beforeId);
+  return query.orderBy('id', 'desc').limit(page.limit).execute();
+}

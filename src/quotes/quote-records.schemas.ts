@@ -1,0 +1,246 @@
+import { type Static, Type } from 'typebox';
+import { component } from '../components.ts';
+import { Currency, Id, Instant, Limit, Nullable, PathId, Timestamps } from '../http/common-schemas.ts';
+import { ProblemItem } from '../problems.ts';
+import {
+  bundleInputOf,
+  bundlesOf,
+  optionInputOf,
+  quoteAt,
+  quoteLineFields,
+  quoteProductFields,
+} from './quotes.schemas.ts';
+
+/** Every status a quote is stored in; `expired` is read from `expiresAt` and never stored. */
+export const storedStatuses = [
+  'draft',
+  'pending_approval',
+  'approved',
+  'open',
+  'accepted',
+  'declined',
+  'canceled',
+  'superseded',
+] as const;
+export const quoteStatuses = [...storedStatuses, 'expired'] as const;
+export type QuoteStatus = (typeof quoteStatuses)[number];
+
+export const QuoteStatusSchema = component(
+  'QuoteStatus',
+  Type.Unsafe<QuoteStatus>(
+    Type.String({
+      enum: [...quoteStatuses],
+      description:
+        'draft -> submit -> pending_approval or approved -> finalize -> open -> accept | decline; an open quote ' +
+        'past expiresAt reads as expired; cancel from any state before accepted; superseded when a revision of ' +
+        'the same number is finalized',
+    }),
+  ),
+);
+
+const Text = (maxLength: number, description: string) =>
+  Nullable(Type.String({ minLength: 1, maxLength }), { description });
+
+export const QuoteCustomer = component(
+  'QuoteCustomer',
+  Type.Object(
+    {
+      id: Type.Optional(Text(200, 'The customer’s id in the CRM')),
+      name: Type.Optional(Text(200, 'The customer’s name, as the document shows it')),
+      email: Type.Optional(
+        Nullable(Type.String({ format: 'email', maxLength: 320 }), {
+          description: 'Where the quote is sent',
+        }),
+      ),
+    },
+    { additionalProperties: false },
+  ),
+);
+
+const DiscountPercent = Type.Number({
+  minimum: 0,
+  maximum: 100,
+  description: 'Percent off the line after any edited unit price, 0-100, at most 2 decimal places',
+});
+
+export const SavedQuoteProductInput = component(
+  'SavedQuoteProductInput',
+  Type.Object(
+    { ...quoteProductFields, discountPercent: Type.Optional(DiscountPercent) },
+    { additionalProperties: false },
+  ),
+);
+export const SavedQuoteOptionInput = component(
+  'SavedQuoteOptionInput',
+  optionInputOf(SavedQuoteProductInput),
+);
+export const SavedQuoteBundleInput = component('SavedQuoteBundleInput', bundleInputOf(SavedQuoteOptionInput));
+
+const headerFields = {
+  title: Type.Optional(Text(200, 'A title for the rep and the customer')),
+  notes: Type.Optional(Text(10_000, 'Free text the document shows under the lines')),
+  customer: Type.Optional(Nullable(QuoteCustomer, { description: 'Who the quote is for' })),
+  expiresAt: Type.Optional(
+    Nullable(Instant, {
+      description: 'When an open quote expires; default when finalized without one: 30 days after finalizing',
+    }),
+  ),
+};
+
+export const QuoteBody = component(
+  'QuoteBody',
+  Type.Object(
+    { currency: Currency, at: quoteAt, ...headerFields, bundles: bundlesOf(SavedQuoteBundleInput) },
+    { additionalProperties: false },
+  ),
+);
+export type QuoteBody = Static<typeof QuoteBody>;
+
+export const QuotePatchBody = component(
+  'QuotePatchBody',
+  Type.Object(
+    {
+      currency: Type.Optional(Currency),
+      at: Type.Optional(
+        Nullable(Instant, { description: 'The instant to price at; null: the time of each write' }),
+      ),
+      ...headerFields,
+    },
+    { additionalProperties: false, minProperties: 1 },
+  ),
+);
+export type QuotePatchBody = Static<typeof QuotePatchBody>;
+
+export const SavedQuoteLine = component(
+  'SavedQuoteLine',
+  Type.Object({
+    ...quoteLineFields,
+    bundleIndex: Type.Integer({
+      description: 'The position in `bundles` of the configured bundle it belongs to',
+    }),
+    bundleName: Type.String({ description: 'The bundle header’s name property, else its productId' }),
+    optionName: Type.String({ description: 'The option’s name' }),
+    productName: Nullable(Type.String(), { description: 'The product’s name property, if it has one' }),
+    listTotal: Type.Number({
+      description:
+        'What the line costs before a rep’s unit price or discount: the price book’s unit price x quantity, ' +
+        'rounded half up to the currency’s minor units',
+    }),
+    discountPercent: Type.Number({ description: 'The discount asked for the line; 0 when none' }),
+    total: Type.Number({
+      description:
+        'unitPrice x quantity less discountPercent, rounded half up to the currency’s minor units; never below 0',
+    }),
+  }),
+);
+export type SavedQuoteLine = Static<typeof SavedQuoteLine>;
+
+export const QuoteApproval = component(
+  'QuoteApproval',
+  Type.Object({
+    policyId: Nullable(Type.String()),
+    reason: Type.String(),
+    decision: Nullable(Type.String()),
+    keyId: Nullable(Type.String()),
+    keyName: Nullable(Type.String()),
+    comment: Nullable(Type.String()),
+    at: Nullable(Instant),
+  }),
+);
+
+const Money = (description: string) => Type.Number({ description });
+const When = (description: string) => Nullable(Instant, { description });
+
+export const SavedQuote = component(
+  'SavedQuote',
+  Type.Object({
+    id: Id('quo', 'Quote id'),
+    accountId: Type.String(),
+    number: Type.String({
+      pattern: '^Q-[0-9]{6,}$',
+      description: 'Q- and the account’s sequence; every revision of a quote keeps it',
+    }),
+    version: Type.Integer({ minimum: 1, description: 'Starts at 1; each revise adds one' }),
+    status: QuoteStatusSchema,
+    currency: Currency,
+    at: Nullable(Instant, { description: 'The instant asked to price at; null: the time of each write' }),
+    title: Nullable(Type.String()),
+    notes: Nullable(Type.String()),
+    customer: Type.Object({
+      id: Nullable(Type.String()),
+      name: Nullable(Type.String()),
+      email: Nullable(Type.String()),
+    }),
+    expiresAt: When('When the open quote expires'),
+    bundles: Type.Array(SavedQuoteBundleInput, {
+      description: 'The configuration as asked, to edit and PUT back',
+    }),
+    lines: Type.Array(SavedQuoteLine, {
+      description:
+        'One line per product that could be priced, grouped by bundle (bundleIndex) and option, in request order',
+    }),
+    listTotal: Money('The sum of the lines’ listTotal'),
+    discountTotal: Money(
+      'listTotal - total: what edited unit prices and discounts took off (negative when raised)',
+    ),
+    total: Money('The sum of the line totals'),
+    violations: Type.Array(ProblemItem, {
+      description:
+        'What stands in the way of finalizing (C11/C14 violations, each with a pointer into `bundles` as PUT ' +
+        'sends them); always empty once submitted',
+    }),
+    approvals: Type.Array(QuoteApproval, {
+      description: 'Approval decisions; none while approvals are not required',
+    }),
+    pricedAt: Instant,
+    submittedAt: When('When the quote was last submitted'),
+    finalizedAt: When('When the quote was finalized, and frozen'),
+    acceptedAt: When('When the customer accepted it'),
+    declinedAt: When('When the customer declined it'),
+    canceledAt: When('When it was canceled'),
+    ...Timestamps,
+  }),
+);
+export type SavedQuote = Static<typeof SavedQuote>;
+
+export const QuotePage = component(
+  'QuotePage',
+  Type.Object({
+    quotes: Type.Array(SavedQuote, { description: 'Newest first (by creation)' }),
+    nextKey: Type.Optional(
+      Type.String({ description: 'Present only when another page exists: pass it as nextKey to read it' }),
+    ),
+  }),
+);
+
+export const QuoteListQuery = Type.Object(
+  {
+    status: Type.Optional(QuoteStatusSchema),
+    customerId: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, description: 'customer.id equals' }),
+    ),
+    number: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 40, description: 'Every version of this number' }),
+    ),
+    q: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description: 'Case-insensitive text in the number, title, customer name or customer email',
+      }),
+    ),
+    limit: Type.Optional(Limit),
+    nextKey: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description:
+          'Opaque continuation key from the previous page; a key the server did not issue is a 400',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type QuoteListQuery = Static<typeof QuoteListQuery>;
+
+export const QuotePath = Type.Object({ quoteId: PathId('Quote id') });

@@ -1,0 +1,599 @@
+import type { StampedCache } from '../catalogue/stamped-cache.ts';
+import type { Db, Executor, QuoteStatus } from '../db/database.ts';
+import { StaleVersionError } from '../db/errors.ts';
+import type { ExpectedVersions, Versioned } from '../db/roots.ts';
+import { joinSearchTexts } from '../db/search-text.ts';
+import { type NewEvent, recordEvents } from '../events/events.service.ts';
+import { decodeNextKey, encodeNextKey } from '../http/next-key.ts';
+import { newId } from '../ids.ts';
+import { AppError, bodyItem, invalid, notFound, type ProblemItem } from '../problems.ts';
+import type { RequestScope } from '../shared/scope.ts';
+import { checkQuoteBody, type PricedQuote, priceSavedQuote } from './quote-pricing.ts';
+import {
+  deleteDraft,
+  findQuote,
+  insertQuote,
+  lastVersion,
+  listQuotesBefore,
+  moveQuote,
+  type QuoteLineRow,
+  type QuoteRow,
+  replaceQuoteLines,
+  supersedeEarlier,
+  takeQuoteNumber,
+  versionsOfNumber,
+} from './quote-records.repository.ts';
+import type {
+  QuoteBody,
+  QuoteListQuery,
+  QuotePatchBody,
+  SavedQuote,
+  SavedQuoteLine,
+} from './quote-records.schemas.ts';
+import { type CachedCatalogue, catalogueOf, requestedInstant } from './quotes.service.ts';
+
+/** The catalogues quotes are priced from: the price endpoint's cache, so a draft and a price read the same. */
+export interface QuoteCatalogues {
+  cache: StampedCache<CachedCatalogue> | null;
+}
+
+/** How long an open quote stays open when finalized without an expiresAt. */
+export const DEFAULT_VALIDITY_DAYS = 30;
+
+/** The statuses a quote may be edited (or re-priced) in; an edit returns it to draft, its approval void. */
+const editable: readonly QuoteStatus[] = ['draft', 'pending_approval', 'approved'];
+
+export type QuoteAction = 'submit' | 'finalize' | 'accept' | 'decline' | 'cancel' | 'revise' | 'reprice';
+
+/** The statuses each action starts from; `open` includes an expired quote unless the action says otherwise. */
+const startsFrom: Record<QuoteAction, readonly QuoteStatus[]> = {
+  submit: ['draft'],
+  finalize: ['approved'],
+  accept: ['open'],
+  decline: ['open'],
+  cancel: ['draft', 'pending_approval', 'approved', 'open'],
+  revise: ['open', 'declined'],
+  reprice: ['draft'],
+};
+
+const customerOf = (row: QuoteRow) => ({
+  id: row.customer_id,
+  name: row.customer_name,
+  email: row.customer_email,
+});
+
+/** The status a reader sees: an open quote past its expiry reads as expired. */
+export function statusAt(row: Pick<QuoteRow, 'status' | 'expires_at'>, now: string): SavedQuote['status'] {
+  return row.status === 'open' && row.expires_at !== null && row.expires_at <= now ? 'expired' : row.status;
+}
+
+export function toSavedQuote(row: QuoteRow, now: string): SavedQuote {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    number: row.number,
+    version: row.version,
+    status: statusAt(row, now),
+    currency: row.currency,
+    at: row.at,
+    title: row.title,
+    notes: row.notes,
+    customer: customerOf(row),
+    expiresAt: row.expires_at,
+    bundles: JSON.parse(row.request_json),
+    lines: JSON.parse(row.lines_json),
+    listTotal: Number(row.list_total),
+    discountTotal: Number(row.discount_total),
+    total: Number(row.total),
+    violations: JSON.parse(row.violations_json),
+    approvals: JSON.parse(row.approvals_json),
+    pricedAt: row.priced_at,
+    submittedAt: row.submitted_at,
+    finalizedAt: row.finalized_at,
+    acceptedAt: row.accepted_at,
+    declinedAt: row.declined_at,
+    canceledAt: row.canceled_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+const versioned = (row: QuoteRow, now: string): Versioned<SavedQuote> => ({
+  value: toSavedQuote(row, now),
+  version: row.row_version,
+});
+
+/** The header fields of a body as columns; those it leaves out are absent, and keep their value on a PATCH. */
+function headerColumns(body: QuotePatchBody) {
+  const columns: Partial<QuoteRow> = {};
+  if (body.currency !== undefined) columns.currency = body.currency;
+  if (body.at !== undefined) columns.at = body.at;
+  if (body.title !== undefined) columns.title = body.title;
+  if (body.notes !== undefined) columns.notes = body.notes;
+  if (body.expiresAt !== undefined) columns.expires_at = body.expiresAt;
+  if (body.customer !== undefined) {
+    columns.customer_id = body.customer?.id ?? null;
+    columns.customer_name = body.customer?.name ?? null;
+    columns.customer_email = body.customer?.email ?? null;
+  }
+  return columns;
+}
+
+function searchText(row: Pick<QuoteRow, 'number' | 'title' | 'customer_name' | 'customer_email'>): string {
+  return joinSearchTexts([row.number, row.title, row.customer_name, row.customer_email]);
+}
+
+/** The columns a pricing sets. */
+function pricedColumns(request: Pick<QuoteBody, 'bundles'>, priced: PricedQuote) {
+  return {
+    request_json: JSON.stringify(request.bundles),
+    lines_json: JSON.stringify(priced.lines),
+    violations_json: JSON.stringify(priced.violations),
+    list_total: priced.listTotal.toString(),
+    discount_total: priced.discountTotal.toString(),
+    total: priced.total.toString(),
+    priced_at: priced.pricedAt,
+  };
+}
+
+function lineRows(accountId: string, quoteId: string, lines: SavedQuoteLine[]): QuoteLineRow[] {
+  return lines.map((line, position) => ({
+    account_id: accountId,
+    quote_id: quoteId,
+    position,
+    bundle_id: line.bundleId,
+    option_id: line.optionId,
+    product_id: line.productId,
+    product_name: line.productName,
+    quantity: line.quantity,
+    unit_price: String(line.unitPrice),
+    discount_percent: line.discountPercent === 0 ? null : String(line.discountPercent),
+    list_total: String(line.listTotal),
+    total: String(line.total),
+  }));
+}
+
+/** A 400 for the single-field problems of a body (decimal places, an instant out of range); the instant to price at. */
+function checkedInstant(
+  body: Pick<QuoteBody, 'currency' | 'bundles'> & { at?: string | null },
+): string | undefined {
+  const problems = checkQuoteBody(body);
+  const instant = requestedInstant(body.at ?? undefined);
+  if ('problem' in instant) problems.push(instant.problem);
+  if (problems.length > 0 || 'problem' in instant) throw invalid('validation_failed', problems);
+  return instant.at;
+}
+
+/** Prices a quote's configuration through the price endpoint's engine and catalogue, at `at` or now. */
+async function price(
+  scope: RequestScope,
+  catalogues: QuoteCatalogues,
+  body: Pick<QuoteBody, 'currency' | 'bundles'> & { at?: string | null },
+): Promise<PricedQuote> {
+  const requested = checkedInstant(body);
+  const { catalogue, at } = await catalogueOf(
+    scope.db,
+    catalogues.cache,
+    scope.limits.gate,
+    scope.account.id,
+    scope.key,
+    { bundleIds: body.bundles.map((b) => b.bundleId), currency: body.currency, at: requested },
+  );
+  return priceSavedQuote(body, catalogue, at);
+}
+
+/** Why a move of a quote found nothing to move: 404, 412 for a stale If-Match, else 409 invalid_transition. */
+async function explainMiss(
+  db: Executor,
+  scope: RequestScope,
+  quoteId: string,
+  expected: ExpectedVersions,
+  action: string,
+  from: readonly QuoteStatus[],
+): Promise<never> {
+  const row = await findQuote(db, scope.account.id, quoteId);
+  if (!row) throw notFound('Quote', quoteId);
+  if (expected !== null && !expected.includes(row.row_version)) throw new StaleVersionError();
+  const status = statusAt(row, scope.now().toISOString());
+  throw new AppError(
+    'invalid_transition',
+    `Quote ${quoteId} is ${status}: ${action} applies to a quote that is ${from.join(' or ')}`,
+  );
+}
+
+/** Reads a quote for a write that prices it first: 404, or 412 when If-Match names another version. */
+async function readForWrite(
+  scope: RequestScope,
+  quoteId: string,
+  expected: ExpectedVersions,
+): Promise<QuoteRow> {
+  const row = await findQuote(scope.db, scope.account.id, quoteId);
+  if (!row) throw notFound('Quote', quoteId);
+  if (expected !== null && !expected.includes(row.row_version)) throw new StaleVersionError();
+  return row;
+}
+
+/** Tries a write priced outside its transaction again when another write moved the quote meanwhile. */
+const PRICED_WRITE_TRIES = 5;
+
+/**
+ * A write that prices the quote (an edit, a re-price, a submit): the pricing is worked out from the quote as read,
+ * outside the transaction, and the move is made only from that very version of the row, so a pricing is never
+ * stored over an edit it did not see; when one came between, the write is worked out again.
+ */
+async function pricedWrite(
+  scope: RequestScope,
+  input: { quoteId: string; expected: ExpectedVersions; action: QuoteAction | 'edit' },
+  work: (
+    row: QuoteRow,
+  ) => Promise<{ changes: Partial<QuoteRow>; lines: SavedQuoteLine[]; events: NewEvent['type'][] }>,
+): Promise<Versioned<SavedQuote>> {
+  const from = input.action === 'edit' ? editable : startsFrom[input.action];
+  for (let attempt = 1; ; attempt++) {
+    const read = await readForWrite(scope, input.quoteId, input.expected);
+    if (!from.includes(read.status))
+      await explainMiss(scope.db, scope, input.quoteId, input.expected, input.action, from);
+    const { changes, lines, events } = await work(read);
+    const moved = await scope.db.transaction().execute(async (tx) => {
+      const row = await moveQuote(tx, {
+        accountId: scope.account.id,
+        id: input.quoteId,
+        from,
+        expected: [read.row_version],
+        changes: { ...changes, updated_at: scope.now().toISOString() },
+      });
+      if (!row) return undefined;
+      await replaceQuoteLines(tx, row.account_id, row.id, lineRows(row.account_id, row.id, lines));
+      const object = toSavedQuote(row, row.updated_at);
+      await recordEvents(
+        tx,
+        row.account_id,
+        events.map((type) => ({ type, object })),
+      );
+      return row;
+    });
+    if (moved) return versioned(moved, moved.updated_at);
+    if (attempt === PRICED_WRITE_TRIES) {
+      throw new AppError('conflict', `Quote ${input.quoteId} kept changing while it was priced; try again`);
+    }
+  }
+}
+
+export async function createQuote(
+  scope: RequestScope,
+  input: { body: QuoteBody; catalogues: QuoteCatalogues },
+): Promise<Versioned<SavedQuote>> {
+  const { body } = input;
+  const priced = await price(scope, input.catalogues, body);
+  return scope.db.transaction().execute(async (tx) => {
+    const now = scope.now().toISOString();
+    const accountId = scope.account.id;
+    const id = newId('quote');
+    const number = await takeQuoteNumber(tx, accountId);
+    const header = {
+      title: null,
+      notes: null,
+      customer_id: null,
+      customer_name: null,
+      customer_email: null,
+      expires_at: null,
+      ...headerColumns(body),
+    };
+    const row: QuoteRow = {
+      account_id: accountId,
+      id,
+      number,
+      version: 1,
+      status: 'draft',
+      currency: body.currency,
+      at: body.at ?? null,
+      ...header,
+      ...pricedColumns(body, priced),
+      approvals_json: '[]',
+      search_text: searchText({ number, ...header }),
+      submitted_key_id: null,
+      submitted_at: null,
+      finalized_at: null,
+      accepted_at: null,
+      declined_at: null,
+      canceled_at: null,
+      row_version: 1,
+      created_at: now,
+      updated_at: now,
+    };
+    await insertQuote(tx, row);
+    await replaceQuoteLines(tx, accountId, id, lineRows(accountId, id, priced.lines));
+    const value = toSavedQuote(row, now);
+    await recordEvents(tx, accountId, [{ type: 'quote.created', object: value }]);
+    return { value, version: row.row_version };
+  });
+}
+
+export async function getQuote(scope: RequestScope, quoteId: string): Promise<Versioned<SavedQuote>> {
+  const row = await findQuote(scope.db, scope.account.id, quoteId);
+  if (!row) throw notFound('Quote', quoteId);
+  return versioned(row, scope.now().toISOString());
+}
+
+/** The stored quote row itself, for a reader that renders it (the document). */
+export async function getQuoteRow(scope: RequestScope, quoteId: string): Promise<QuoteRow> {
+  const row = await findQuote(scope.db, scope.account.id, quoteId);
+  if (!row) throw notFound('Quote', quoteId);
+  return row;
+}
+
+export async function listQuotes(
+  scope: RequestScope,
+  query: QuoteListQuery,
+): Promise<{ quotes: SavedQuote[]; nextKey?: string }> {
+  const limit = query.limit ?? 25;
+  const now = scope.now().toISOString();
+  const rows = await listQuotesBefore(scope.db, scope.account.id, {
+    beforeId: query.nextKey === undefined ? null : decodeNextKey(query.nextKey, 'quote'),
+    status: query.status,
+    now,
+    customerId: query.customerId,
+    number: query.number,
+    q: query.q,
+    limit: limit + 1,
+  });
+  const page = rows.slice(0, limit);
+  const quotes = page.map((row) => toSavedQuote(row, now));
+  const last = page.at(-1);
+  return rows.length > limit && last ? { quotes, nextKey: encodeNextKey(last.id) } : { quotes };
+}
+
+/** PUT: the whole draft replaced and re-priced. */
+export async function replaceQuote(
+  scope: RequestScope,
+  input: { quoteId: string; body: QuoteBody; expected: ExpectedVersions; catalogues: QuoteCatalogues },
+): Promise<Versioned<SavedQuote>> {
+  const { body } = input;
+  const header = {
+    title: null,
+    notes: null,
+    customer_id: null,
+    customer_name: null,
+    customer_email: null,
+    expires_at: null,
+    at: null,
+    ...headerColumns(body),
+  };
+  return pricedWrite(scope, { ...input, action: 'edit' }, async (row) => {
+    const priced = await price(scope, input.catalogues, body);
+    return {
+      changes: {
+        ...header,
+        status: 'draft',
+        ...pricedColumns(body, priced),
+        search_text: searchText({ ...row, ...header }),
+      },
+      lines: priced.lines,
+      events: ['quote.updated'],
+    };
+  });
+}
+
+/** PATCH: header fields changed, the configuration kept and re-priced. */
+export async function patchQuote(
+  scope: RequestScope,
+  input: { quoteId: string; body: QuotePatchBody; expected: ExpectedVersions; catalogues: QuoteCatalogues },
+): Promise<Versioned<SavedQuote>> {
+  const header = headerColumns(input.body);
+  return pricedWrite(scope, { ...input, action: 'edit' }, async (row) => {
+    const request = {
+      currency: header.currency ?? row.currency,
+      at: header.at === undefined ? row.at : header.at,
+      bundles: JSON.parse(row.request_json) as QuoteBody['bundles'],
+    };
+    const priced = await price(scope, input.catalogues, request);
+    return {
+      changes: {
+        ...header,
+        status: 'draft',
+        ...pricedColumns(request, priced),
+        search_text: searchText({ ...row, ...header }),
+      },
+      lines: priced.lines,
+      events: ['quote.updated'],
+    };
+  });
+}
+
+/** The configuration a quote row holds, as a body to price. */
+const storedRequest = (row: QuoteRow) => ({
+  currency: row.currency,
+  at: row.at,
+  bundles: JSON.parse(row.request_json) as QuoteBody['bundles'],
+});
+
+/** reprice (a draft priced again from the catalogue) and submit (priced again, refused while violations remain). */
+export async function pricedTransition(
+  scope: RequestScope,
+  input: {
+    quoteId: string;
+    action: 'reprice' | 'submit';
+    expected: ExpectedVersions;
+    catalogues: QuoteCatalogues;
+  },
+): Promise<Versioned<SavedQuote>> {
+  return pricedWrite(scope, input, async (row) => {
+    const request = storedRequest(row);
+    const priced = await price(scope, input.catalogues, request);
+    if (input.action === 'reprice') {
+      return { changes: pricedColumns(request, priced), lines: priced.lines, events: ['quote.updated'] };
+    }
+    if (priced.violations.length > 0) throw invalid('quote_invalid', priced.violations);
+    // No approval policies yet (C19): a submitted quote is approved at once.
+    return {
+      changes: {
+        ...pricedColumns(request, priced),
+        status: 'approved',
+        submitted_at: scope.now().toISOString(),
+        submitted_key_id: scope.account.keyId,
+      },
+      lines: priced.lines,
+      events: ['quote.submitted', 'quote.approved'],
+    };
+  });
+}
+
+/**
+ * finalize, accept, decline, cancel: one compare-and-set of the quote's status, with its events in the same
+ * transaction. Finalize also supersedes the earlier versions of the number still open or declined, and is refused
+ * when one of them was accepted.
+ */
+export async function transition(
+  scope: RequestScope,
+  input: {
+    quoteId: string;
+    action: 'finalize' | 'accept' | 'decline' | 'cancel';
+    expected: ExpectedVersions;
+  },
+): Promise<Versioned<SavedQuote>> {
+  const { quoteId, action, expected } = input;
+  const nowDate = scope.now();
+  const now = nowDate.toISOString();
+  const from = startsFrom[action];
+  if (action === 'finalize') {
+    const row = await readForWrite(scope, quoteId, expected);
+    const violations = JSON.parse(row.violations_json) as ProblemItem[];
+    if (violations.length > 0) throw invalid('quote_invalid', violations);
+    if (row.expires_at !== null && row.expires_at <= now && row.status === 'approved') {
+      throw invalid('quote_invalid', [
+        bodyItem('expired', '/expiresAt', `expiresAt ${row.expires_at} has passed: set a later one or none`),
+      ]);
+    }
+  }
+  return scope.db.transaction().execute(async (tx) => {
+    const changes: Partial<QuoteRow> = { updated_at: now };
+    let defaultExpiresAt: string | undefined;
+    const events: NewEvent['type'][] = [];
+    switch (action) {
+      case 'finalize': {
+        const validUntil = new Date(nowDate.getTime() + DEFAULT_VALIDITY_DAYS * 86_400_000).toISOString();
+        Object.assign(changes, { status: 'open', finalized_at: now });
+        defaultExpiresAt = validUntil;
+        events.push('quote.finalized');
+        break;
+      }
+      case 'accept':
+        Object.assign(changes, { status: 'accepted', accepted_at: now });
+        events.push('quote.accepted');
+        break;
+      case 'decline':
+        Object.assign(changes, { status: 'declined', declined_at: now });
+        events.push('quote.declined');
+        break;
+      case 'cancel':
+        Object.assign(changes, { status: 'canceled', canceled_at: now });
+        events.push('quote.canceled');
+        break;
+    }
+    const row = await moveQuote(tx, {
+      accountId: scope.account.id,
+      id: quoteId,
+      from,
+      expected,
+      unexpiredAt: action === 'accept' || action === 'decline' ? now : undefined,
+      defaultExpiresAt,
+      changes,
+    });
+    if (!row) return explainMiss(tx, scope, quoteId, expected, action, from);
+    const written: NewEvent[] = [{ type: events[0] as NewEvent['type'], object: toSavedQuote(row, now) }];
+    if (action === 'finalize') {
+      for (const earlier of await supersedeEarlier(tx, row, now)) {
+        written.push({ type: 'quote.updated', object: toSavedQuote(earlier, now) });
+      }
+      const accepted = await versionsOfNumber(tx, row, ['accepted']);
+      if (accepted.length > 0) {
+        throw new AppError(
+          'invalid_transition',
+          `Version ${accepted[0]?.version} of ${row.number} was accepted: a revision of it cannot be finalized`,
+        );
+      }
+    }
+    await recordEvents(tx, row.account_id, written);
+    return versioned(row, now);
+  });
+}
+
+/**
+ * revise: a new draft of the same number, version + 1, from an open (or expired) or declined quote, priced afresh.
+ * The old quote is superseded when the new one is finalized. Refused while another live version follows it.
+ */
+export async function reviseQuote(
+  scope: RequestScope,
+  input: { quoteId: string; expected: ExpectedVersions; catalogues: QuoteCatalogues },
+): Promise<Versioned<SavedQuote>> {
+  const { quoteId, expected } = input;
+  const from = startsFrom.revise;
+  const read = await readForWrite(scope, quoteId, expected);
+  if (!from.includes(read.status)) await explainMiss(scope.db, scope, quoteId, expected, 'revise', from);
+  const request = storedRequest(read);
+  const priced = await price(scope, input.catalogues, request);
+  return scope.db.transaction().execute(async (tx) => {
+    const now = scope.now().toISOString();
+    const old = await moveQuote(tx, {
+      accountId: scope.account.id,
+      id: quoteId,
+      from,
+      expected,
+      changes: {},
+    });
+    if (!old) return explainMiss(tx, scope, quoteId, expected, 'revise', from);
+    const later = await versionsOfNumber(tx, old, [
+      'draft',
+      'pending_approval',
+      'approved',
+      'open',
+      'accepted',
+    ]);
+    const newer = later.find((v) => v.version > old.version);
+    if (newer) {
+      throw new AppError(
+        'invalid_transition',
+        `${old.number} already has version ${newer.version} (${newer.status}): revise that one`,
+      );
+    }
+    const id = newId('quote');
+    const row: QuoteRow = {
+      ...old,
+      id,
+      version: (await lastVersion(tx, old.account_id, old.number)) + 1,
+      status: 'draft',
+      expires_at: null,
+      ...pricedColumns(request, priced),
+      approvals_json: old.approvals_json,
+      submitted_key_id: null,
+      submitted_at: null,
+      finalized_at: null,
+      accepted_at: null,
+      declined_at: null,
+      canceled_at: null,
+      row_version: 1,
+      created_at: now,
+      updated_at: now,
+    };
+    await insertQuote(tx, row);
+    await replaceQuoteLines(tx, row.account_id, id, lineRows(row.account_id, id, priced.lines));
+    const value = toSavedQuote(row, now);
+    await recordEvents(tx, row.account_id, [{ type: 'quote.revised', object: value }]);
+    return { value, version: row.row_version };
+  });
+}
+
+/** DELETE: drafts only. */
+export async function deleteQuote(
+  scope: RequestScope,
+  input: { quoteId: string; expected: ExpectedVersions },
+): Promise<void> {
+  await scope.db.transaction().execute(async (tx) => {
+    if (!(await deleteDraft(tx, scope.account.id, input.quoteId, input.expected))) {
+      await explainMiss(tx, scope, input.quoteId, input.expected, 'delete', ['draft']);
+    }
+    await recordEvents(tx, scope.account.id, [
+      { type: 'quote.deleted', object: { id: input.quoteId, deleted: true } },
+    ]);
+  });
+}

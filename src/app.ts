@@ -42,6 +42,7 @@ import { newId } from './ids.ts';
 import { optionsRoutes } from './options/options.routes.ts';
 import { priceBooksRoutes } from './price-books/price-books.routes.ts';
 import { AppError } from './problems.ts';
+import { quoteApprovalsRoutes } from './quotes/quote-approvals.routes.ts';
 import { quotesRoutes } from './quotes/quotes.routes.ts';
 import { rulesRoutes } from './rules/rules.routes.ts';
 import { type AnswerLimits, answerLimits } from './shared/heavy-answers.ts';
@@ -286,6 +287,7 @@ export async function buildApp({
         accountRoutes,
         catalogueFilesRoutes,
         approvalPoliciesRoutes,
+        quoteApprovalsRoutes,
       ]) {
         await v1.register(routes, { db, config, answers, metrics });
       }

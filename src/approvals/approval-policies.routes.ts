@@ -8,6 +8,7 @@ import {
   ApprovalPolicyBody,
   ApprovalPolicyList,
   ApprovalPolicyPath,
+  approvalsTag,
   MAX_POLICIES_PER_ACCOUNT,
 } from './approval-policies.schemas.ts';
 import {
@@ -18,10 +19,7 @@ import {
   replaceApprovalPolicy,
 } from './approval-policies.service.ts';
 
-const tags = tag(
-  'approval-policies',
-  'When a quote needs an approver: discounts, totals or rep-set unit prices above what the account allows',
-);
+const tags = tag(approvalsTag.name, approvalsTag.description);
 
 export const approvalPoliciesRoutes: Routes = async (app) => {
   app.get(

@@ -1,9 +1,15 @@
 import { type Static, Type } from 'typebox';
 import { component } from '../components.ts';
-import { Currency, Id, PathId, Timestamps } from '../http/common-schemas.ts';
+import { Currency, Id, Nullable, PathId, Timestamps } from '../http/common-schemas.ts';
 import { Money } from '../pricing/adjustment.schema.ts';
 
 export const MAX_POLICIES_PER_ACCOUNT = 100;
+
+/** The OpenAPI tag of the policies and of the approve and reject actions on quotes. */
+export const approvalsTag = {
+  name: 'approvals',
+  description: 'Approval policies, and the approve and reject decisions on quotes that they call for',
+} as const;
 /** Decimal places of a percent threshold, as of a line's discountPercent (C18). */
 export const PERCENT_DECIMALS = 2;
 
@@ -96,3 +102,17 @@ export const ApprovalPolicyList = component(
 );
 
 export const ApprovalPolicyPath = Type.Object({ policyId: PathId('Approval policy id') });
+
+export const QuoteDecisionBody = component(
+  'QuoteDecisionBody',
+  Type.Object(
+    {
+      comment: Type.Optional(
+        Nullable(Type.String({ minLength: 1, maxLength: 2000 }), {
+          description: 'Why, for the rep and the history: the comment of each entry decided',
+        }),
+      ),
+    },
+    { additionalProperties: false, description: 'An approve or reject decision; the body may be left out' },
+  ),
+);

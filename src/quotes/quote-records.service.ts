@@ -1,3 +1,4 @@
+import { parseHistory, submission, voidStanding } from '../approvals/quote-approvals.ts';
 import type { StampedCache } from '../catalogue/stamped-cache.ts';
 import type { Db, Executor, QuoteStatus } from '../db/database.ts';
 import { StaleVersionError } from '../db/errors.ts';
@@ -98,7 +99,7 @@ export function toSavedQuote(row: QuoteRow, now: string): SavedQuote {
   };
 }
 
-const versioned = (row: QuoteRow, now: string): Versioned<SavedQuote> => ({
+export const versioned = (row: QuoteRow, now: string): Versioned<SavedQuote> => ({
   value: toSavedQuote(row, now),
   version: row.row_version,
 });
@@ -183,7 +184,7 @@ async function price(
 }
 
 /** Why a move of a quote found nothing to move: 404, 412 for a stale If-Match, else 409 invalid_transition. */
-async function explainMiss(
+export async function explainMiss(
   db: Executor,
   scope: RequestScope,
   quoteId: string,
@@ -202,7 +203,7 @@ async function explainMiss(
 }
 
 /** Reads a quote for a write that prices it first: 404, or 412 when If-Match names another version. */
-async function readForWrite(
+export async function readForWrite(
   scope: RequestScope,
   quoteId: string,
   expected: ExpectedVersions,
@@ -343,6 +344,17 @@ export async function listQuotes(
   return rows.length > limit && last ? { quotes, nextKey: encodeNextKey(last.id) } : { quotes };
 }
 
+/** An edit returns a quote to draft: the approval it was waiting for or had been given is void (C19). */
+function voidedApprovals(scope: RequestScope, row: QuoteRow): Pick<QuoteRow, 'approvals_json'> {
+  const history = voidStanding(
+    parseHistory(row.approvals_json),
+    row.version,
+    scope.account,
+    scope.now().toISOString(),
+  );
+  return { approvals_json: JSON.stringify(history) };
+}
+
 /** PUT: the whole draft replaced and re-priced. */
 export async function replaceQuote(
   scope: RequestScope,
@@ -365,6 +377,7 @@ export async function replaceQuote(
       changes: {
         ...header,
         status: 'draft',
+        ...voidedApprovals(scope, row),
         ...pricedColumns(body, priced),
         search_text: searchText({ ...row, ...header }),
       },
@@ -391,6 +404,7 @@ export async function patchQuote(
       changes: {
         ...header,
         status: 'draft',
+        ...voidedApprovals(scope, row),
         ...pricedColumns(request, priced),
         search_text: searchText({ ...row, ...header }),
       },
@@ -424,16 +438,29 @@ export async function pricedTransition(
       return { changes: pricedColumns(request, priced), lines: priced.lines, events: ['quote.updated'] };
     }
     if (priced.violations.length > 0) throw invalid('quote_invalid', priced.violations);
-    // No approval policies yet (C19): a submitted quote is approved at once.
+    // Pending approval when an active approval policy matches the quote as now priced (C19), else approved.
+    const submittedAt = scope.now().toISOString();
+    const { status, history } = await submission(
+      scope.db,
+      scope.account.id,
+      {
+        ...priced,
+        currency: request.currency,
+        version: row.version,
+        history: parseHistory(row.approvals_json),
+      },
+      submittedAt,
+    );
     return {
       changes: {
         ...pricedColumns(request, priced),
-        status: 'approved',
-        submitted_at: scope.now().toISOString(),
+        status,
+        approvals_json: JSON.stringify(history),
+        submitted_at: submittedAt,
         submitted_key_id: scope.account.keyId,
       },
       lines: priced.lines,
-      events: ['quote.submitted', 'quote.approved'],
+      events: status === 'approved' ? ['quote.submitted', 'quote.approved'] : ['quote.submitted'],
     };
   });
 }

@@ -34,7 +34,6 @@ import { registerMetrics } from './http/metrics.ts';
 import { nodeHttp } from './http/node-http.ts';
 import { finishDocument, type OpenApiDocument, tag, withResponseHeaders } from './http/openapi.ts';
 import { rateLimitPerKey } from './http/rate-limit.ts';
-import { carryRequestId } from './http/request-context.ts';
 import { keepRouteOptions } from './http/route-of.ts';
 import { refuseUnstorableText } from './http/unstorable-text.ts';
 import { validatorCompiler } from './http/validation.ts';
@@ -45,15 +44,14 @@ import { AppError } from './problems.ts';
 import { quoteApprovalsRoutes } from './quotes/quote-approvals.routes.ts';
 import { quotesRoutes } from './quotes/quotes.routes.ts';
 import { rulesRoutes } from './rules/rules.routes.ts';
-import { type AnswerLimits, answerLimits } from './shared/heavy-answers.ts';
-import { limitsOf } from './shared/scope.ts';
+import { type Limits, limitsOf } from './shared/scope.ts';
 import { webhooksRoutes } from './webhooks/webhooks.routes.ts';
 
 export interface AppOptions {
   config: Config;
   database: DatabaseHandle;
-  /** Made from config when not given; a test gives its own to hold places in the gate. */
-  answers?: AnswerLimits;
+  /** Made from config when not given; a test gives its own to hold places in the answer gate. */
+  limits?: Limits;
 }
 
 export type App = FastifyInstance;
@@ -78,11 +76,7 @@ const STORE_FAULT_MEMORY_MS = 10_000;
 
 const requestIdPattern = /^[\w.:@-]{1,128}$/;
 
-export async function buildApp({
-  config,
-  database,
-  answers = answerLimits(config),
-}: AppOptions): Promise<App> {
+export async function buildApp({ config, database, limits = limitsOf(config) }: AppOptions): Promise<App> {
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -166,15 +160,14 @@ export async function buildApp({
       maxAge: 600,
     });
   }
-  const metrics = registerMetrics(app, { config, database, gate: answers.gate });
-  requireApiKey(app, { db: database.db, limits: limitsOf(config, answers.gate) });
+  const metrics = registerMetrics(app, { config, database, gate: limits.gate });
+  requireApiKey(app, { db: database.db, limits });
   rateLimitPerKey(app, config);
   refuseUnstorableText(app);
   idempotencyKeys(app, database.db);
   conditionalRequests(app);
   // After the ETag's hook, which answers 304 before anything is compressed.
   compressAnswers(app);
-  carryRequestId(app);
 
   app.addHook('onRoute', (route) => {
     const response = route.schema?.response as Record<string, unknown> | undefined;
@@ -289,7 +282,7 @@ export async function buildApp({
         approvalPoliciesRoutes,
         quoteApprovalsRoutes,
       ]) {
-        await v1.register(routes, { db, config, answers, metrics });
+        await v1.register(routes, { db, config, metrics });
       }
     },
     { prefix: '/v1' },

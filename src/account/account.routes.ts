@@ -21,10 +21,10 @@ export const accountRoutes: Routes = async (app) => {
       },
     },
     async (request) => ({
-      keyId: request.account.keyId,
-      accountId: request.account.id,
-      readOnly: request.account.readOnly,
-      approver: request.account.approver,
+      keyId: request.scope.account.keyId,
+      accountId: request.scope.account.id,
+      readOnly: request.scope.account.readOnly,
+      approver: request.scope.account.approver,
     }),
   );
 };

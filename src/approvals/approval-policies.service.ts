@@ -1,6 +1,6 @@
 import type { Executor } from '../db/database.ts';
 import { type ExpectedVersions, lockRoot, type Versioned } from '../db/roots.ts';
-import { recordEvents } from '../events/events.service.ts';
+import { recordEvents } from '../events/outbox.ts';
 import { newId } from '../ids.ts';
 import { decimalPlaces, MAX_PRICE_DECIMALS } from '../pricing/money.ts';
 import { bodyItem, invalid, notFound, type ProblemItem, throwIfProblems } from '../problems.ts';
@@ -106,7 +106,7 @@ export async function createApprovalPolicy(
     };
     await insertPolicy(tx, row);
     const value = toPolicy(row);
-    await recordEvents(tx, accountId, [{ type: 'approval_policy.created', object: value }]);
+    await recordEvents(scope, tx, [{ type: 'approval_policy.created', object: value }]);
     return { value, version: row.version };
   });
 }
@@ -123,7 +123,7 @@ export async function replaceApprovalPolicy(
     const row: PolicyRow = { ...current, ...storedFields(input.body) };
     await updatePolicy(tx, row);
     const value = toPolicy(row);
-    await recordEvents(tx, accountId, [{ type: 'approval_policy.updated', object: value }]);
+    await recordEvents(scope, tx, [{ type: 'approval_policy.updated', object: value }]);
     return { value, version: row.version };
   });
 }
@@ -136,7 +136,7 @@ export async function deleteApprovalPolicy(
   await scope.db.transaction().execute(async (tx) => {
     await lockPolicy(tx, accountId, input.id, input.expected);
     await deletePolicy(tx, accountId, input.id);
-    await recordEvents(tx, accountId, [
+    await recordEvents(scope, tx, [
       { type: 'approval_policy.deleted', object: { id: input.id, deleted: true } },
     ]);
   });

@@ -1,13 +1,13 @@
 import { Type } from 'typebox';
-import { type CachedDetails, StampedCache } from '../catalogue/stamped-cache.ts';
+import { StampedCache } from '../catalogue/stamped-cache.ts';
 import { preferredCoding, sentEncoded, sentPlain } from '../http/compression.ts';
 import { tag } from '../http/openapi.ts';
 import { type Routes, serialized } from '../http/routes.ts';
 import { BundleDetailsQuery, BundleDetailsResponse } from './bundle-details.schemas.ts';
 import { bundleDetailsBytes } from './bundle-details.service.ts';
-import { partsStream } from './details-answer.ts';
+import { type CachedDetails, partsStream } from './details-answer.ts';
 
-export const bundleDetailsRoutes: Routes = async (app, { db, config, answers, metrics }) => {
+export const bundleDetailsRoutes: Routes = async (app, { config, metrics }) => {
   // One per instance; each stays correct alone, as it checks every answer against the database.
   const cache =
     config.detailsCacheBytes > 0 ? new StampedCache<CachedDetails>(config.detailsCacheBytes) : null;
@@ -43,15 +43,11 @@ export const bundleDetailsRoutes: Routes = async (app, { db, config, answers, me
       },
     },
     async (request, reply) => {
-      const { parts, bytes, etag, coding } = await bundleDetailsBytes(
-        db,
+      const { parts, bytes, etag, coding } = await bundleDetailsBytes(request.scope, {
+        query: request.query,
         cache,
-        answers,
-        request.account.id,
-        request.scope.key,
-        request.query,
-        preferredCoding(request.headers['accept-encoding']),
-      );
+        accepts: preferredCoding(request.headers['accept-encoding']),
+      });
       // Already serialized, and compressed where the client takes it.
       reply.header('etag', etag).type('application/json; charset=utf-8');
       if (coding !== null) sentEncoded(request, reply, coding);

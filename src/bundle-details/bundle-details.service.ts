@@ -1,14 +1,15 @@
 import { type CatalogueRows, loadCatalogueRows, stampsOf } from '../catalogue/catalogue.repository.ts';
 import { nextTurn, readInRounds } from '../catalogue/rounds.ts';
-import { type CachedDetails, type StampedCache, throughStamps } from '../catalogue/stamped-cache.ts';
+import type { StampedCache } from '../catalogue/stamped-cache.ts';
 import { toAdjustment, toPrice } from '../catalogue/stored-prices.ts';
+import { throughStamps } from '../catalogue/through-stamps.ts';
 import type { Db } from '../db/database.ts';
 import { MAX_PROPERTY_NAME_LENGTH, MAX_PROPERTY_NAMES } from '../http/common-schemas.ts';
 import { type Coding, compressParts, minCompressedBytes } from '../http/compression.ts';
-import { confirmKey, type UnconfirmedKey } from '../keys/keys.service.ts';
 import { normaliseInstant } from '../price-books/instants.ts';
 import { invalid } from '../problems.ts';
-import { AnswerBudget, type AnswerLimits } from '../shared/heavy-answers.ts';
+import { AnswerBudget } from '../shared/heavy-answers.ts';
+import { confirmScopeKey, type RequestScope } from '../shared/scope.ts';
 import {
   type BundleDetailOption,
   type BundleDetailOptionProduct,
@@ -17,7 +18,7 @@ import {
   type BundleDetailsResponse,
   MAX_BUNDLE_IDS,
 } from './bundle-details.schemas.ts';
-import { DetailsAnswer, type WrittenAnswer } from './details-answer.ts';
+import { type CachedDetails, DetailsAnswer, type WrittenAnswer } from './details-answer.ts';
 
 type Properties = Record<string, string | null>;
 
@@ -277,18 +278,24 @@ async function buildDetails<S extends DetailsSink>(
 }
 
 export async function getBundleDetails(
-  db: Db,
-  limits: AnswerLimits,
-  accountId: string,
+  scope: RequestScope,
   query: BundleDetailsQuery,
 ): Promise<BundleDetailsResponse> {
+  const { db, limits } = scope;
   const request = parseQuery(query);
-  const at = request.at ?? new Date().toISOString();
+  const at = request.at ?? scope.now().toISOString();
   return limits.gate.run(async () => {
-    const { answer, notFound } = await buildDetails(db, limits.maxBytes, accountId, request, at, () => {
-      const bundles: BundleDetails[] = [];
-      return { bundles, add: (details: BundleDetails) => bundles.push(details) };
-    });
+    const { answer, notFound } = await buildDetails(
+      db,
+      limits.answerMaxBytes,
+      scope.account.id,
+      request,
+      at,
+      () => {
+        const bundles: BundleDetails[] = [];
+        return { bundles, add: (details: BundleDetails) => bundles.push(details) };
+      },
+    );
     return { bundles: answer.bundles, notFound };
   });
 }
@@ -333,14 +340,15 @@ function encodedParts(
  * compressed forms are kept beside it, and one not kept (for another instant `at`) is compressed as it is built.
  */
 export async function bundleDetailsBytes(
-  db: Db,
-  cache: StampedCache<CachedDetails> | null,
-  limits: AnswerLimits,
-  accountId: string,
-  key: UnconfirmedKey | null,
-  query: BundleDetailsQuery,
-  accepts: Coding | null = null,
+  scope: RequestScope,
+  {
+    query,
+    cache,
+    accepts,
+  }: { query: BundleDetailsQuery; cache: StampedCache<CachedDetails> | null; accepts: Coding | null },
 ): Promise<WrittenAnswer> {
+  const { db, limits } = scope;
+  const accountId = scope.account.id;
   const request = parseQuery(query);
   // Built and serialized within the gate: both take the time and memory it bounds. A cached answer does not wait.
   // Each bundle is serialized as soon as its round is built, so only one round's objects are held at a time.
@@ -348,7 +356,7 @@ export async function bundleDetailsBytes(
     limits.gate.run(async () => {
       const built = await buildDetails(
         db,
-        limits.maxBytes,
+        limits.answerMaxBytes,
         accountId,
         request,
         at,
@@ -357,14 +365,19 @@ export async function bundleDetailsBytes(
       return { ...built, written: await built.answer.finish(built.notFound) };
     });
   if (request.at !== null || cache === null) {
-    await confirmKey(db, accountId, key);
-    return (await build(request.at ?? new Date().toISOString(), accepts)).written;
+    await confirmScopeKey(scope);
+    return (await build(request.at ?? scope.now().toISOString(), accepts)).written;
   }
   const entryKey = JSON.stringify([accountId, query.bundleIds, query.properties ?? null]);
-  const { entry } = await throughStamps(db, cache, accountId, key, request.ids, entryKey, async (at) => {
-    const { written, books, stamps } = await build(at, null);
-    const { parts, bytes, etag } = written;
-    return { value: { parts, bytes, etag, weight: bytes }, books, stamps };
+  const { entry } = await throughStamps(scope, {
+    cache,
+    bundleIds: request.ids,
+    entryKey,
+    build: async (at) => {
+      const { written, books, stamps } = await build(at, null);
+      const { parts, bytes, etag } = written;
+      return { value: { parts, bytes, etag, weight: bytes }, books, stamps };
+    },
   });
   const { parts, bytes, etag } = entry;
   const coding = bytes < minCompressedBytes ? null : accepts;

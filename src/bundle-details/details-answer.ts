@@ -1,12 +1,22 @@
 import { once } from 'node:events';
 import { Readable, type Transform } from 'node:stream';
 import { finished } from 'node:stream/promises';
+import type { Stamped } from '../catalogue/stamped-cache.ts';
 import { type Coding, compressor, minCompressedBytes } from '../http/compression.ts';
 import { partsTagger } from '../http/conditional.ts';
 import type { BundleDetails } from './bundle-details.schemas.ts';
 
 const opening = Buffer.from('{"bundles":[');
 const comma = Buffer.from(',');
+
+/** A serialized bundle-details answer: one buffer, or over a megabyte its parts, never copied into one. */
+export interface CachedDetails extends Stamped {
+  parts: Buffer[];
+  bytes: number;
+  etag: string;
+  /** The answer compressed, each coding made once, when first asked for; the weight counts each once made. */
+  encoded?: Partial<Record<Coding, Promise<Buffer[]>>>;
+}
 
 /** A details answer as written: its bytes in order, how many, their ETag, and the coding they are in. */
 export interface WrittenAnswer {

@@ -3,7 +3,7 @@ import type { Executor } from '../db/database.ts';
 import { type ExpectedVersions, lockBundle, lockRoot, type Versioned } from '../db/roots.ts';
 import { readSnapshot } from '../db/snapshot.ts';
 import type { EventType } from '../events/events.schemas.ts';
-import { recordEvent } from '../events/events.service.ts';
+import { recordEvent } from '../events/outbox.ts';
 import { decodeNextKey, encodeNextKey } from '../http/next-key.ts';
 import { newId } from '../ids.ts';
 import { copyOptions } from '../options/option-copy.ts';
@@ -39,13 +39,13 @@ async function readBundle(db: Executor, accountId: string, id: string): Promise<
 
 /** The list form after a write, recorded as the write's event. */
 async function readBundleAfter(
+  scope: RequestScope,
   tx: Executor,
-  accountId: string,
   id: string,
   type: EventType,
 ): Promise<Versioned<Bundle>> {
-  const bundle = await readBundle(tx, accountId, id);
-  await recordEvent(tx, accountId, type, bundle.value);
+  const bundle = await readBundle(tx, scope.account.id, id);
+  await recordEvent(scope, tx, type, bundle.value);
   return bundle;
 }
 
@@ -76,7 +76,7 @@ export async function createBundle(scope: RequestScope, body: BundleCreateBody):
     for (const [i, option] of options.entries()) {
       await insertOption(tx, accountId, row.id, option, orders[i] as number, now);
     }
-    return readBundleAfter(tx, accountId, row.id, 'bundle.created');
+    return readBundleAfter(scope, tx, row.id, 'bundle.created');
   });
 }
 
@@ -159,7 +159,7 @@ export async function patchBundle(
       cloned_bundle_temp_name: updated.cloned_bundle_temp_name,
       updated_at: updated.updated_at,
     });
-    return readBundleAfter(tx, accountId, bundleId, 'bundle.updated');
+    return readBundleAfter(scope, tx, bundleId, 'bundle.updated');
   });
 }
 
@@ -173,7 +173,7 @@ export async function deleteBundle(
       throw notFound('Bundle', bundleId);
     }
     await deleteBundleRow(tx, accountId, bundleId);
-    await recordEvent(tx, accountId, 'bundle.deleted', { id: bundleId, deleted: true });
+    await recordEvent(scope, tx, 'bundle.deleted', { id: bundleId, deleted: true });
   });
 }
 
@@ -212,6 +212,6 @@ export async function cloneBundle(
     });
     const optionIds = new Map(sources.map((source, i) => [source.id, options[i]?.id ?? source.id]));
     await copyRules(tx, accountId, bundleId, { bundleId: copy.id, optionIds, now });
-    return readBundleAfter(tx, accountId, copy.id, 'bundle.cloned');
+    return readBundleAfter(scope, tx, copy.id, 'bundle.cloned');
   });
 }

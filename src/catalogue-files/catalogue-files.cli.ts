@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { closeSync, createReadStream, openSync } from 'node:fs';
 import type { Db } from '../db/database.ts';
 import { AppError } from '../problems.ts';
+import { scopeOutsideHttp } from '../shared/scope.ts';
 import type { Plan, PlanChange } from './catalogue-files.schemas.ts';
 
 // The catalogue's service and schemas are loaded by the commands that use them, so that every other command (and
@@ -77,7 +78,7 @@ export function catalogueCommands({ withDatabase, accountOption, usageError }: C
         const accountId = accountOption(values.account);
         const { exportCatalogue } = await service();
         await withDatabase(async (db) => {
-          for await (const chunk of exportCatalogue(db, accountId)) await write(chunk);
+          for await (const chunk of exportCatalogue(scopeOutsideHttp(db, accountId))) await write(chunk);
         });
       },
     },
@@ -115,10 +116,9 @@ export function catalogueCommands({ withDatabase, accountOption, usageError }: C
         let plan: Plan;
         try {
           plan = await withDatabase(async (db) =>
-            applyCatalogue(db, accountId, await checkedCatalogue(source), {
-              dryRun,
-              prune: values.prune === true,
-              onProgress: progressBar(),
+            applyCatalogue(scopeOutsideHttp(db, accountId), {
+              checked: await checkedCatalogue(source),
+              options: { dryRun, prune: values.prune === true, onProgress: progressBar() },
             }),
           );
         } catch (error) {

@@ -83,7 +83,7 @@ const tags = tag(
     'in one transaction. Its JSON Schema is at /catalogue.schema.json',
 );
 
-export const catalogueFilesRoutes: Routes = async (app, { db, config }) => {
+export const catalogueFilesRoutes: Routes = async (app, { config }) => {
   // The file each request sent, checked once (checkCatalogue), for its handler.
   const checkedFiles = new WeakMap<FastifyRequest, Promise<CheckedCatalogue>>();
   const checked = (request: FastifyRequest): Promise<CheckedCatalogue> => {
@@ -129,7 +129,7 @@ export const catalogueFilesRoutes: Routes = async (app, { db, config }) => {
         .type('application/json; charset=utf-8')
         // One bundle's text read ahead, not the default sixteen: those waiting on the client outlived the young
         // generation's collections and grew the heap by tens of megabytes.
-        .send(Readable.from(exportCatalogue(db, request.account.id), { highWaterMark: 1 }) as never),
+        .send(Readable.from(exportCatalogue(request.scope), { highWaterMark: 1 }) as never),
   );
 
   app.post(
@@ -178,9 +178,9 @@ export const catalogueFilesRoutes: Routes = async (app, { db, config }) => {
     async (request) => {
       const upload = request.body as unknown as Upload | undefined;
       try {
-        return await applyCatalogue(db, request.account.id, await checked(request), {
-          dryRun: request.query.dryRun ?? false,
-          prune: request.query.prune ?? false,
+        return await applyCatalogue(request.scope, {
+          checked: await checked(request),
+          options: { dryRun: request.query.dryRun ?? false, prune: request.query.prune ?? false },
         });
       } finally {
         await upload?.dispose();

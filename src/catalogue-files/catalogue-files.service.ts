@@ -1,9 +1,9 @@
 import { isDeepStrictEqual } from 'node:util';
 import { type BundleRow, deleteBundle, toBundle, updateBundle } from '../bundles/bundles.repository.ts';
 import { toStoredAdjustment, toStoredPrice } from '../catalogue/stored-prices.ts';
-import type { Database, Db, Executor } from '../db/database.ts';
+import type { Database, Executor } from '../db/database.ts';
 import { readSnapshot } from '../db/snapshot.ts';
-import { type NewEvent, recordEvents } from '../events/events.service.ts';
+import { type NewEvent, recordEvents } from '../events/outbox.ts';
 import { type AjvError, ajvItems } from '../http/error-handler.ts';
 import { jsonValidator } from '../http/validation.ts';
 import { newId } from '../ids.ts';
@@ -23,6 +23,7 @@ import {
 } from '../price-books/price-books.repository.ts';
 import { AppError, invalid, MAX_PROBLEM_ITEMS, type ProblemItem, throwIfProblems } from '../problems.ts';
 import { deleteRules, updateRule } from '../rules/rules.repository.ts';
+import type { RequestScope } from '../shared/scope.ts';
 import {
   type Bundle,
   bundleKeys,
@@ -81,7 +82,9 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
  * page at a time, each page in one snapshot, so memory stays flat whatever the account holds and no transaction
  * is held while the reader is slow; a bundle is always one committed state of itself.
  */
-export async function* exportCatalogue(db: Db, accountId: string): AsyncGenerator<string> {
+export async function* exportCatalogue(scope: RequestScope): AsyncGenerator<string> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   const keys = bundleKeys(await listBundleKeyRows(db, accountId));
   yield `{\n  "formatVersion": ${CATALOGUE_FORMAT_VERSION},\n  "bundles": [`;
   let first = true;
@@ -705,13 +708,14 @@ async function bundleEvents(
 }
 
 async function run(
+  scope: RequestScope,
   tx: Executor,
-  accountId: string,
   source: CatalogueSource,
   fileKeys: readonly string[],
   options: ApplyOptions,
   write: boolean,
 ): Promise<Plan> {
+  const accountId = scope.account.id;
   const keys = bundleKeys(await listBundleKeyRows(tx, accountId));
   const idOfKey = new Map([...keys].map(([id, key]) => [key, id]));
   const inFile = new Set(fileKeys);
@@ -725,7 +729,7 @@ async function run(
     accountId,
     write,
     prune: options.prune,
-    now: new Date().toISOString(),
+    now: scope.now().toISOString(),
     inserts: new Inserts(tx),
     changes: [],
   };
@@ -774,7 +778,7 @@ async function run(
       ...(await bundleEvents(tx, accountId, created, 'bundle.created')),
       ...(await bundleEvents(tx, accountId, changed, 'bundle.updated')),
     );
-    await recordEvents(tx, accountId, events);
+    await recordEvents(scope, tx, events);
   }
   return summarise(!write, ctx.changes);
 }
@@ -792,14 +796,13 @@ function lostRace(error: unknown): boolean {
  * of what changed are recorded in the same transaction. All or nothing.
  */
 export async function applyCatalogue(
-  db: Db,
-  accountId: string,
-  { source, fileKeys }: CheckedCatalogue,
-  options: ApplyOptions,
+  scope: RequestScope,
+  { checked: { source, fileKeys }, options }: { checked: CheckedCatalogue; options: ApplyOptions },
 ): Promise<Plan> {
-  if (options.dryRun) return readSnapshot(db, (tx) => run(tx, accountId, source, fileKeys, options, false));
+  const { db } = scope;
+  if (options.dryRun) return readSnapshot(db, (tx) => run(scope, tx, source, fileKeys, options, false));
   try {
-    return await db.transaction().execute((tx) => run(tx, accountId, source, fileKeys, options, true));
+    return await db.transaction().execute((tx) => run(scope, tx, source, fileKeys, options, true));
   } catch (error) {
     if (lostRace(error)) {
       throw new AppError(

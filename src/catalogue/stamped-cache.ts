@@ -1,8 +1,5 @@
-import type { Db } from '../db/database.ts';
-import type { Coding } from '../http/compression.ts';
-import type { UnconfirmedKey } from '../keys/keys.service.ts';
 import { RecencyMap } from '../recency-map.ts';
-import { type CatalogueRows, loadStamps, loadStampsWithKey } from './catalogue.repository.ts';
+import type { CatalogueRows } from './catalogue.repository.ts';
 import { SharedReads } from './shared-reads.ts';
 
 /** Something built from some bundles at one moment, and what tells whether it still holds. */
@@ -14,15 +11,6 @@ export interface Stamped {
   validUntil: number;
   /** Roughly how many bytes it holds. */
   weight: number;
-}
-
-/** A serialized bundle-details answer: one buffer, or over a megabyte its parts, never copied into one. */
-export interface CachedDetails extends Stamped {
-  parts: Buffer[];
-  bytes: number;
-  etag: string;
-  /** The answer compressed, each coding made once, when first asked for; the weight counts each once made. */
-  encoded?: Partial<Record<Coding, Promise<Buffer[]>>>;
 }
 
 // Besides the value, each entry holds its key and stamps; this is a fair allowance for them and the Map slots.
@@ -159,46 +147,4 @@ export function nextBoundary(books: CatalogueRows['books'], at: string): number 
     }
   }
   return next;
-}
-
-/**
- * The entry `cache` holds under `key` for the account's bundles `bundleIds`, or, when it no longer holds, a new
- * one that `build` makes from the catalogue as it is now (`at`), kept. The one stamp check of every cache of the
- * catalogue: the bundles' stamps are read in one statement, outside any transaction, so a hit costs no more;
- * `build` reads the data and its stamps in one snapshot (see StampedCache.through), and the entry lasts until the
- * next effective-date boundary of a book it involves. A request's `key` not yet confirmed is confirmed by the same
- * statement, before anything is answered or built: a warm read is that one statement, or a share of it, since
- * requests for the same bundles with the same key that come in one turn of the event loop share one (SharedReads).
- * With the entry comes `now`, the moment (ms) it was found to hold: its text is made only by a caller that needs
- * it, since a hit needs none.
- */
-export async function throughStamps<T extends Stamped>(
-  db: Db,
-  cache: StampedCache<T>,
-  accountId: string,
-  presented: UnconfirmedKey | null,
-  bundleIds: readonly string[],
-  key: string,
-  build: (at: string) => Promise<{
-    value: Omit<T, 'stamps' | 'validUntil'>;
-    books: CatalogueRows['books'];
-    stamps: Map<string, string>;
-  }>,
-): Promise<{ entry: T; now: number }> {
-  const keyId = presented?.id ?? null;
-  const { stamps, keyLive } = await cache.stampReads.read(
-    JSON.stringify([accountId, keyId, bundleIds]),
-    async () =>
-      keyId === null
-        ? { stamps: await loadStamps(db, accountId, bundleIds), keyLive: true }
-        : loadStampsWithKey(db, accountId, bundleIds, keyId),
-  );
-  presented?.confirm(keyLive);
-  const now = Date.now();
-  const entry = await cache.through(key, stamps, now, async () => {
-    const at = new Date(now).toISOString();
-    const built = await build(at);
-    return { ...built.value, stamps: built.stamps, validUntil: nextBoundary(built.books, at) } as T;
-  });
-  return { entry, now };
 }

@@ -8,7 +8,7 @@ import type { PriceWrite, ProductVariantsBody } from '../price-books/price-books
 import { putPrices, putProductVariants } from '../price-books/price-books.service.ts';
 import type { RuleBody, Selector } from '../rules/rules.schemas.ts';
 import { createRule } from '../rules/rules.service.ts';
-import { accountOutsideHttp, makeScope } from '../shared/scope.ts';
+import { scopeOutsideHttp } from '../shared/scope.ts';
 
 type Currency = 'USD' | 'EUR' | 'JPY';
 type Prices = Record<Currency, number>;
@@ -238,7 +238,7 @@ function priceWrites(product: DemoProduct): PriceWrite[] {
 /** Makes the demo bundle in `accountId`. A failure part-way removes what was made, so no half bundle stays. */
 export async function seedDemo(db: Db, accountId: string): Promise<DemoSeed> {
   const headerProductId = 'DEMO-LAPTOP-15';
-  const scope = makeScope({ db, account: accountOutsideHttp(accountId) });
+  const scope = scopeOutsideHttp(db, accountId);
   const { value: bundle } = await createBundle(scope, {
     header: {
       productId: headerProductId,
@@ -250,15 +250,27 @@ export async function seedDemo(db: Db, accountId: string): Promise<DemoSeed> {
     const options: DemoSeed['options'] = [];
     const variantTables: DemoSeed['variantTables'] = [];
     for (const { option, products } of demo) {
-      const { value: created } = await createOption(db, accountId, bundle.id, {
-        ...option,
-        products: products.map(({ productId, properties }) => ({ productId, properties })),
+      const { value: created } = await createOption(scope, {
+        bundleId: bundle.id,
+        body: {
+          ...option,
+          products: products.map(({ productId, properties }) => ({ productId, properties })),
+        },
       });
       const priceBookId = created.priceBookId as string;
-      await putPrices(db, accountId, priceBookId, products.flatMap(priceWrites), null);
+      await putPrices(scope, {
+        id: priceBookId,
+        body: products.flatMap(priceWrites),
+        expected: null,
+      });
       for (const product of products) {
         if (!product.variants) continue;
-        await putProductVariants(db, accountId, priceBookId, product.productId, product.variants, null);
+        await putProductVariants(scope, {
+          id: priceBookId,
+          productId: product.productId,
+          body: product.variants,
+          expected: null,
+        });
         variantTables.push({ priceBookId, productId: product.productId });
       }
       options.push({
@@ -276,7 +288,10 @@ export async function seedDemo(db: Db, accountId: string): Promise<DemoSeed> {
       (name) => ({ optionId: optionId(name) }),
     );
     for (const body of rulesToMake) {
-      const { value: rule } = await createRule(db, accountId, bundle.id, body);
+      const { value: rule } = await createRule(scope, {
+        bundleId: bundle.id,
+        body,
+      });
       rules.push({ ruleId: rule.id, name: rule.name });
     }
     return { accountId, bundleId: bundle.id, headerProductId, options, variantTables, rules };

@@ -9,7 +9,7 @@ const tags = tag(
   'What every write changed, recorded in its transaction, to read in the order the writes committed',
 );
 
-export const eventsRoutes: Routes = async (app, { db, config }) => {
+export const eventsRoutes: Routes = async (app, { config }) => {
   app.get(
     '/events',
     {
@@ -26,7 +26,7 @@ export const eventsRoutes: Routes = async (app, { db, config }) => {
         response: { 200: Type.With(EventPage, { description: 'A page of events, oldest first' }) },
       },
     },
-    async (request) => listEvents(db, request.account.id, request.query),
+    async (request) => listEvents(request.scope, request.query),
   );
 
   app.get(
@@ -40,6 +40,6 @@ export const eventsRoutes: Routes = async (app, { db, config }) => {
         response: { 200: Type.With(Event, { description: 'The event' }) },
       },
     },
-    async (request) => getEvent(db, request.account.id, request.params.eventId),
+    async (request) => getEvent(request.scope, request.params.eventId),
   );
 };

@@ -1,53 +1,9 @@
-import type { Db, Executor } from '../db/database.ts';
-import { currentRequestId } from '../http/request-context.ts';
-import { firstIdAt, newIdAfter } from '../ids.ts';
+import type { Db } from '../db/database.ts';
+import { firstIdAt } from '../ids.ts';
 import { invalid, notFound } from '../problems.ts';
-import {
-  type EventRow,
-  findEvent,
-  insertEvents,
-  listEventsAfter,
-  purgeEventsBefore,
-  takeEventTurn,
-} from './events.repository.ts';
+import type { RequestScope } from '../shared/scope.ts';
+import { type EventRow, findEvent, listEventsAfter, purgeEventsBefore } from './events.repository.ts';
 import { type Event, type EventListQuery, type EventType, eventTypes } from './events.schemas.ts';
-
-export interface NewEvent {
-  type: EventType;
-  object: unknown;
-}
-
-/**
- * Records the events of a write in the write's own transaction, so they commit with it or not at all (the
- * outbox). Call it last in the transaction: it takes the turn that orders event ids (takeEventTurn).
- */
-export async function recordEvents(tx: Executor, accountId: string, events: NewEvent[]): Promise<void> {
-  if (events.length === 0) return;
-  let previous = await takeEventTurn(tx);
-  const createdAt = new Date().toISOString();
-  const requestId = currentRequestId();
-  const rows: EventRow[] = events.map(({ type, object }) => {
-    previous = newIdAfter('event', previous);
-    return {
-      account_id: accountId,
-      id: previous,
-      type,
-      created_at: createdAt,
-      request_id: requestId,
-      data: JSON.stringify({ object }),
-    };
-  });
-  await insertEvents(tx, rows);
-}
-
-export function recordEvent(
-  tx: Executor,
-  accountId: string,
-  type: EventType,
-  object: unknown,
-): Promise<void> {
-  return recordEvents(tx, accountId, [{ type, object }]);
-}
 
 export function toEvent(row: EventRow): Event {
   return {
@@ -80,10 +36,11 @@ function parseTypes(types: string | undefined): string[] | null {
 }
 
 export async function listEvents(
-  db: Db,
-  accountId: string,
+  scope: RequestScope,
   query: EventListQuery,
 ): Promise<{ events: Event[]; nextKey?: string }> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   const limit = query.limit ?? 25;
   const rows = await listEventsAfter(db, accountId, {
     afterId: query.after ?? null,
@@ -96,7 +53,9 @@ export async function listEvents(
   return rows.length > limit && last ? { events, nextKey: last.id } : { events };
 }
 
-export async function getEvent(db: Db, accountId: string, eventId: string): Promise<Event> {
+export async function getEvent(scope: RequestScope, eventId: string): Promise<Event> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   const row = await findEvent(db, accountId, eventId);
   if (!row) throw notFound('Event', eventId);
   return toEvent(row);

@@ -7,7 +7,6 @@ import { routeOf } from './route-of.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    account: Account;
     /** Built once the key is admitted; null on routes that need no key. Services take it first. */
     scope: RequestScope;
   }
@@ -55,13 +54,11 @@ function refusal(request: FastifyRequest, account: Account): AppError | undefine
  */
 export function requireApiKey(app: FastifyInstance, { db, limits }: { db: Db; limits: Limits }): void {
   const known = new KnownKeys();
-  app.decorateRequest('account', null as unknown as Account);
   app.decorateRequest('scope', null as unknown as RequestScope);
   /** Scopes the request to the key's account, unless the key is read-only and the route writes. */
   const admitted = (request: FastifyRequest, account: Account, keyHash: string | null) => {
     const refused = refusal(request, account);
     if (refused) return refused;
-    request.account = account;
     const scope = makeScope({ db, account, limits, requestId: request.id });
     if (keyHash !== null) {
       scope.key = {

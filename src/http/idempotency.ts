@@ -130,7 +130,7 @@ async function claim(db: Db, accountId: string, key: string, hash: string, now: 
 
 /** What a sealed answer is bound to: the account and its key, which no other record shares. */
 function answerOwner(request: FastifyRequest): { accountId: string; id: string } {
-  return { accountId: request.account.id, id: `idempotency:${String(request.headers[headerName])}` };
+  return { accountId: request.scope.account.id, id: `idempotency:${String(request.headers[headerName])}` };
 }
 
 function openedAnswer(request: FastifyRequest, stored: string): string {
@@ -171,13 +171,13 @@ export function idempotencyKeys(app: FastifyInstance, db: Db): void {
     // A claim is a write: a key not yet confirmed (a quote, which only reads) is confirmed first.
     await confirmScopeKey(request.scope);
     const now = Date.now();
-    const outcome = await claim(db, request.account.id, key, requestHash(request), now);
+    const outcome = await claim(db, request.scope.account.id, key, requestHash(request), now);
     switch (outcome.kind) {
       case 'claimed':
         request.idempotencyClaim = { key, token: outcome.token };
         // Housekeeping: failing it must not fail the request, which now holds its claim.
         if (outcome.fresh) {
-          await purgeExpired(db, request.account.id, iso(now)).catch((error: unknown) =>
+          await purgeExpired(db, request.scope.account.id, iso(now)).catch((error: unknown) =>
             request.log.warn({ err: error }, 'expired idempotency records not purged'),
           );
         }
@@ -214,7 +214,7 @@ export function idempotencyKeys(app: FastifyInstance, db: Db): void {
 
   const settle = async (request: FastifyRequest, reply: FastifyReply, payload: unknown, held: HeldClaim) => {
     const { sealAnswer } = routeOf(request).config;
-    const keyOf = { accountId: request.account.id, key: held.key };
+    const keyOf = { accountId: request.scope.account.id, key: held.key };
     // An answer its route sent as bytes (configure's) is kept as the text it is.
     const answer = Buffer.isBuffer(payload) ? payload.toString() : payload;
     try {

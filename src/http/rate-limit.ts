@@ -70,7 +70,7 @@ export function rateLimitPerKey(app: FastifyInstance, config: Config): void {
   const limit = String(config.rateLimitBurst);
   app.addHook('onRequest', (request, reply, done) => {
     if (!isApiRoute(routeOf(request).url)) return done();
-    const taken = buckets.take(request.account.keyId);
+    const taken = buckets.take(request.scope.account.keyId);
     reply.header('ratelimit-limit', limit);
     if (taken.allowed) {
       reply.header('ratelimit-remaining', String(taken.remaining));

@@ -36,7 +36,7 @@ const tags = tag(
 );
 const optionUrl = (bundleId: string, optionId: string) => `/v1/bundles/${bundleId}/options/${optionId}`;
 
-export const optionsRoutes: Routes = async (app, { db }) => {
+export const optionsRoutes: Routes = async (app) => {
   app.post(
     '/bundles/:bundleId/options',
     {
@@ -58,7 +58,7 @@ export const optionsRoutes: Routes = async (app, { db }) => {
     },
     async (request, reply) => {
       const { bundleId } = request.params;
-      const made = await createOption(db, request.account.id, bundleId, request.body);
+      const made = await createOption(request.scope, { bundleId, body: request.body });
       const option = tagged(reply, made.value.id, made);
       return reply.code(201).header('location', optionUrl(bundleId, option.id)).send(option);
     },
@@ -78,7 +78,7 @@ export const optionsRoutes: Routes = async (app, { db }) => {
         response: { 200: Type.With(BundleOptionList, { description: 'The options of the bundle' }) },
       },
     },
-    async (request) => listOptions(db, request.account.id, request.params.bundleId),
+    async (request) => listOptions(request.scope, request.params.bundleId),
   );
 
   app.get(
@@ -96,7 +96,7 @@ export const optionsRoutes: Routes = async (app, { db }) => {
     },
     async (request, reply) => {
       const { bundleId, optionId } = request.params;
-      return tagged(reply, optionId, await getOption(db, request.account.id, bundleId, optionId));
+      return tagged(reply, optionId, await getOption(request.scope, { bundleId, optionId }));
     },
   );
 
@@ -119,7 +119,7 @@ export const optionsRoutes: Routes = async (app, { db }) => {
     async (request, reply) => {
       const { bundleId, optionId } = request.params;
       return taggedWrite(request, reply, optionId, (expected) =>
-        updateOption(db, request.account.id, bundleId, optionId, request.body, expected),
+        updateOption(request.scope, { bundleId, optionId, body: request.body, expected }),
       );
     },
   );
@@ -138,7 +138,11 @@ export const optionsRoutes: Routes = async (app, { db }) => {
     },
     async (request, reply) => {
       const { bundleId, optionId } = request.params;
-      await deleteOption(db, request.account.id, bundleId, optionId, expectedVersions(request, optionId));
+      await deleteOption(request.scope, {
+        bundleId,
+        optionId,
+        expected: expectedVersions(request, optionId),
+      });
       return reply.code(204).send(null);
     },
   );
@@ -161,7 +165,7 @@ export const optionsRoutes: Routes = async (app, { db }) => {
     },
     async (request, reply) => {
       const { bundleId, optionId } = request.params;
-      const made = await cloneOption(db, request.account.id, bundleId, optionId);
+      const made = await cloneOption(request.scope, { bundleId, optionId });
       const copy = tagged(reply, made.value.option.id, made);
       return reply.code(201).header('location', optionUrl(bundleId, copy.option.id)).send(copy);
     },
@@ -188,7 +192,7 @@ export const optionsRoutes: Routes = async (app, { db }) => {
     },
     async (request, reply) => {
       const { bundleId, optionId } = request.params;
-      const added = await addOptionProducts(db, request.account.id, bundleId, optionId, request.body);
+      const added = await addOptionProducts(request.scope, { bundleId, optionId, products: request.body });
       const products = tagged(reply, optionId, added);
       return reply.code(201).header('location', optionUrl(bundleId, optionId)).send(products);
     },
@@ -212,7 +216,7 @@ export const optionsRoutes: Routes = async (app, { db }) => {
     async (request, reply) => {
       const { optionId } = request.params;
       return taggedWrite(request, reply, optionId, (expected) =>
-        updateOptionProduct(db, request.account.id, request.params, request.body, expected),
+        updateOptionProduct(request.scope, { path: request.params, body: request.body, expected }),
       );
     },
   );
@@ -234,7 +238,7 @@ export const optionsRoutes: Routes = async (app, { db }) => {
     async (request, reply) => {
       const { optionId } = request.params;
       return taggedWrite(request, reply, optionId, (expected) =>
-        removeOptionProduct(db, request.account.id, request.params, expected),
+        removeOptionProduct(request.scope, { path: request.params, expected }),
       );
     },
   );

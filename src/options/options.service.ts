@@ -1,11 +1,12 @@
 import { findBundle } from '../bundles/bundles.repository.ts';
-import type { Db, Executor } from '../db/database.ts';
+import type { Executor } from '../db/database.ts';
 import { type ExpectedVersions, lockBundle, lockRoot, type Versioned } from '../db/roots.ts';
 import { readSnapshot } from '../db/snapshot.ts';
-import { recordEvent } from '../events/events.service.ts';
+import { recordEvent } from '../events/outbox.ts';
 import type { PriceBook } from '../price-books/price-books.schemas.ts';
 import { bodyItem, notFound, throwIfConflicts, throwIfProblems } from '../problems.ts';
 import { removeFromRules } from '../rules/rule-references.ts';
+import type { RequestScope } from '../shared/scope.ts';
 import { copyOptions } from './option-copy.ts';
 import {
   insertOption,
@@ -75,11 +76,11 @@ async function withProducts(db: Executor, option: OptionRow): Promise<BundleOpti
 }
 
 export async function createOption(
-  db: Db,
-  accountId: string,
-  bundleId: string,
-  body: OptionCreateBody,
+  scope: RequestScope,
+  { bundleId, body }: { bundleId: string; body: OptionCreateBody },
 ): Promise<Versioned<BundleOption>> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   return db.transaction().execute(async (tx) => {
     if (!(await lockBundle(tx, accountId, bundleId))) throw notFound('Bundle', bundleId);
     throwIfProblems(optionCreateProblems(body, ''));
@@ -91,29 +92,30 @@ export async function createOption(
       bundleId,
       body,
       displayOrder,
-      new Date().toISOString(),
+      scope.now().toISOString(),
     );
     const value = toOption(option);
-    await recordEvent(tx, accountId, 'option.created', value);
+    await recordEvent(scope, tx, 'option.created', value);
     return { value, version: option.version };
   });
 }
 
 export async function listOptions(
-  db: Db,
-  accountId: string,
+  scope: RequestScope,
   bundleId: string,
 ): Promise<{ options: BundleOption[] }> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   if (!(await findBundle(db, accountId, bundleId))) throw notFound('Bundle', bundleId);
   return { options: (await listOptionsOfBundle(db, accountId, bundleId)).map(toOption) };
 }
 
 export async function getOption(
-  db: Db,
-  accountId: string,
-  bundleId: string,
-  optionId: string,
+  scope: RequestScope,
+  { bundleId, optionId }: { bundleId: string; optionId: string },
 ): Promise<Versioned<BundleOptionWithProducts>> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   return readSnapshot(db, async (tx) => {
     const option = await requireOption(tx, accountId, bundleId, optionId);
     return { value: await withProducts(tx, option), version: option.version };
@@ -121,13 +123,16 @@ export async function getOption(
 }
 
 export async function updateOption(
-  db: Db,
-  accountId: string,
-  bundleId: string,
-  optionId: string,
-  body: OptionUpdateBody,
-  expected: ExpectedVersions,
+  scope: RequestScope,
+  {
+    bundleId,
+    optionId,
+    body,
+    expected,
+  }: { bundleId: string; optionId: string; body: OptionUpdateBody; expected: ExpectedVersions },
 ): Promise<Versioned<BundleOption>> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   return db.transaction().execute(async (tx) => {
     const current = await lockOption(tx, accountId, bundleId, optionId, expected);
     const given = body.configuration ?? {};
@@ -152,7 +157,7 @@ export async function updateOption(
       }
     }
     throwIfProblems(problems);
-    const now = new Date().toISOString();
+    const now = scope.now().toISOString();
     const updated: OptionRow = {
       ...current,
       name: body.name ?? current.name,
@@ -166,33 +171,32 @@ export async function updateOption(
     };
     await updateOptionRow(tx, accountId, optionId, updated);
     const value = toOption(updated);
-    await recordEvent(tx, accountId, 'option.updated', value);
+    await recordEvent(scope, tx, 'option.updated', value);
     return { value, version: updated.version };
   });
 }
 
 /** Deletes the option; the cascades take its products, its price books and their entries; rules lose it. */
 export async function deleteOption(
-  db: Db,
-  accountId: string,
-  bundleId: string,
-  optionId: string,
-  expected: ExpectedVersions,
+  scope: RequestScope,
+  { bundleId, optionId, expected }: { bundleId: string; optionId: string; expected: ExpectedVersions },
 ): Promise<void> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   await db.transaction().execute(async (tx) => {
     await lockOption(tx, accountId, bundleId, optionId, expected);
     await deleteOptionRow(tx, accountId, optionId);
-    await removeFromRules(tx, accountId, bundleId, { optionId });
-    await recordEvent(tx, accountId, 'option.deleted', { id: optionId, deleted: true });
+    await removeFromRules(scope, tx, bundleId, { optionId });
+    await recordEvent(scope, tx, 'option.deleted', { id: optionId, deleted: true });
   });
 }
 
 export async function cloneOption(
-  db: Db,
-  accountId: string,
-  bundleId: string,
-  optionId: string,
+  scope: RequestScope,
+  { bundleId, optionId }: { bundleId: string; optionId: string },
 ): Promise<Versioned<{ option: BundleOptionWithProducts; priceBook: PriceBook }>> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   return db.transaction().execute(async (tx) => {
     // The copy is a write to the bundle; the source is only read, but under the bundle's lock, so it is whole.
     if (!(await lockBundle(tx, accountId, bundleId)))
@@ -202,7 +206,7 @@ export async function cloneOption(
     const copy = await copyOptions(tx, accountId, [source], {
       bundleId,
       priceBooks: 'current',
-      now: new Date().toISOString(),
+      now: scope.now().toISOString(),
       rename: (name) => `${name} (copy)`,
       displayOrder: () => displayOrder,
     });
@@ -210,30 +214,29 @@ export async function cloneOption(
     const [priceBook] = copy.priceBooks;
     if (!option || !priceBook) throw new Error(`option ${optionId} has no current price book to copy`);
     const value = { option: await withProducts(tx, option), priceBook };
-    await recordEvent(tx, accountId, 'option.cloned', value.option);
+    await recordEvent(scope, tx, 'option.cloned', value.option);
     return { value, version: option.version };
   });
 }
 
 /** The option's products after a change to them, recorded as the change's event. */
 async function productsChanged(
+  scope: RequestScope,
   tx: Executor,
-  accountId: string,
   bundleId: string,
   optionId: string,
 ): Promise<OptionProduct[]> {
-  const products = (await listProductsOfOption(tx, accountId, optionId)).map(toOptionProduct);
-  await recordEvent(tx, accountId, 'option_products.changed', { id: optionId, bundleId, products });
+  const products = (await listProductsOfOption(tx, scope.account.id, optionId)).map(toOptionProduct);
+  await recordEvent(scope, tx, 'option_products.changed', { id: optionId, bundleId, products });
   return products;
 }
 
 export async function addOptionProducts(
-  db: Db,
-  accountId: string,
-  bundleId: string,
-  optionId: string,
-  products: OptionProductInput[],
+  scope: RequestScope,
+  { bundleId, optionId, products }: { bundleId: string; optionId: string; products: OptionProductInput[] },
 ): Promise<Versioned<OptionProduct[]>> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   return db.transaction().execute(async (tx) => {
     const option = await lockOption(tx, accountId, bundleId, optionId, null);
     throwIfProblems(productRuleProblems(products, ''));
@@ -246,7 +249,7 @@ export async function addOptionProducts(
       'option_products',
       productRows(accountId, { bundleId, optionId }, products, first, now),
     );
-    return { value: await productsChanged(tx, accountId, bundleId, optionId), version: option.version };
+    return { value: await productsChanged(scope, tx, bundleId, optionId), version: option.version };
   });
 }
 
@@ -262,12 +265,19 @@ async function requireOptionProduct(
 }
 
 export async function updateOptionProduct(
-  db: Db,
-  accountId: string,
-  path: { bundleId: string; optionId: string; productId: string },
-  body: OptionProductUpdateBody,
-  expected: ExpectedVersions,
+  scope: RequestScope,
+  {
+    path,
+    body,
+    expected,
+  }: {
+    path: { bundleId: string; optionId: string; productId: string };
+    body: OptionProductUpdateBody;
+    expected: ExpectedVersions;
+  },
 ): Promise<Versioned<OptionProduct>> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   return db.transaction().execute(async (tx) => {
     const option = await lockOption(tx, accountId, path.bundleId, path.optionId, expected);
     const current = await requireOptionProduct(tx, accountId, path.optionId, path.productId);
@@ -294,7 +304,7 @@ export async function updateOptionProduct(
       updated_at: option.updated_at,
     };
     await updateOptionProductRow(tx, accountId, current.id, updated);
-    await productsChanged(tx, accountId, path.bundleId, path.optionId);
+    await productsChanged(scope, tx, path.bundleId, path.optionId);
     return { value: toOptionProduct(updated), version: option.version };
   });
 }
@@ -304,11 +314,14 @@ export async function updateOptionProduct(
  * it. An option whose default it was is left without a default rather than pointing at nothing.
  */
 export async function removeOptionProduct(
-  db: Db,
-  accountId: string,
-  path: { bundleId: string; optionId: string; productId: string },
-  expected: ExpectedVersions,
+  scope: RequestScope,
+  {
+    path,
+    expected,
+  }: { path: { bundleId: string; optionId: string; productId: string }; expected: ExpectedVersions },
 ): Promise<Versioned<OptionProduct[]>> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   return db.transaction().execute(async (tx) => {
     const option = await lockOption(tx, accountId, path.bundleId, path.optionId, expected);
     const product = await requireOptionProduct(tx, accountId, path.optionId, path.productId);
@@ -316,12 +329,12 @@ export async function removeOptionProduct(
     if (option.default_option_product_id === product.id) {
       await updateOptionRow(tx, accountId, option.id, { default_option_product_id: null });
     }
-    await removeFromRules(tx, accountId, path.bundleId, {
+    await removeFromRules(scope, tx, path.bundleId, {
       optionId: path.optionId,
       productId: path.productId,
     });
     return {
-      value: await productsChanged(tx, accountId, path.bundleId, path.optionId),
+      value: await productsChanged(scope, tx, path.bundleId, path.optionId),
       version: option.version,
     };
   });

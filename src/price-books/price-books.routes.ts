@@ -53,7 +53,7 @@ const RuleViolation = Type.Ref('Problem', {
 const deletedBookReads =
   'A deleted price book no longer serves its entries: this read answers as though the book had none.';
 
-export const priceBooksRoutes: Routes = async (app, { db, config, metrics }) => {
+export const priceBooksRoutes: Routes = async (app, { config, metrics }) => {
   // Bounded like the details cache, and like it checked against the database on every request.
   const searches =
     config.detailsCacheBytes > 0 ? new StampedCache<CachedSearch>(config.detailsCacheBytes) : null;
@@ -77,7 +77,7 @@ export const priceBooksRoutes: Routes = async (app, { db, config, metrics }) => 
       },
     },
     async (request, reply) => {
-      const made = await createPriceBook(db, request.account.id, request.body);
+      const made = await createPriceBook(request.scope, request.body);
       const book = tagged(reply, made.value.id, made);
       return reply.code(201).header('location', `/v1/pricebooks/${book.id}`).send(book);
     },
@@ -101,7 +101,7 @@ export const priceBooksRoutes: Routes = async (app, { db, config, metrics }) => 
         },
       },
     },
-    async (request) => listPriceBooks(db, request.account.id, request.query),
+    async (request) => listPriceBooks(request.scope, request.query),
   );
 
   app.get(
@@ -118,7 +118,7 @@ export const priceBooksRoutes: Routes = async (app, { db, config, metrics }) => 
     },
     async (request, reply) => {
       const { priceBookId } = request.params;
-      return tagged(reply, priceBookId, await getPriceBook(db, request.account.id, priceBookId));
+      return tagged(reply, priceBookId, await getPriceBook(request.scope, priceBookId));
     },
   );
 
@@ -144,7 +144,7 @@ export const priceBooksRoutes: Routes = async (app, { db, config, metrics }) => 
     async (request, reply) => {
       const { priceBookId } = request.params;
       return taggedWrite(request, reply, priceBookId, (expected) =>
-        patchPriceBook(db, request.account.id, priceBookId, request.body, expected),
+        patchPriceBook(request.scope, { id: priceBookId, body: request.body, expected }),
       );
     },
   );
@@ -167,7 +167,7 @@ export const priceBooksRoutes: Routes = async (app, { db, config, metrics }) => 
     async (request, reply) => {
       const { priceBookId } = request.params;
       const expected = expectedVersions(request, priceBookId);
-      tagged(reply, priceBookId, await deletePriceBook(db, request.account.id, priceBookId, expected));
+      tagged(reply, priceBookId, await deletePriceBook(request.scope, { id: priceBookId, expected }));
       return reply.code(204).send(null);
     },
   );
@@ -197,7 +197,7 @@ export const priceBooksRoutes: Routes = async (app, { db, config, metrics }) => 
     async (request, reply) => {
       const { priceBookId } = request.params;
       const expected = expectedVersions(request, priceBookId);
-      const written = await putPrices(db, request.account.id, priceBookId, request.body, expected);
+      const written = await putPrices(request.scope, { id: priceBookId, body: request.body, expected });
       return { entries: tagged(reply, priceBookId, written) };
     },
   );
@@ -223,7 +223,7 @@ export const priceBooksRoutes: Routes = async (app, { db, config, metrics }) => 
     async (request, reply) => {
       const { priceBookId } = request.params;
       return taggedWrite(request, reply, priceBookId, (expected) =>
-        deletePrices(db, request.account.id, priceBookId, request.body, expected),
+        deletePrices(request.scope, { id: priceBookId, productIds: request.body, expected }),
       );
     },
   );
@@ -249,14 +249,11 @@ export const priceBooksRoutes: Routes = async (app, { db, config, metrics }) => 
       },
     },
     async (request, reply) => {
-      const { bytes, etag } = await searchPricedProducts(
-        db,
-        searches,
-        request.account,
-        request.scope.key,
-        request.params.priceBookId,
-        request.query,
-      );
+      const { bytes, etag } = await searchPricedProducts(request.scope, {
+        id: request.params.priceBookId,
+        query: request.query,
+        cache: searches,
+      });
       // Already serialized: the bytes go out as they are. The response schema documents them in /openapi.json.
       return (reply as FastifyReply).header('etag', etag).type('application/json; charset=utf-8').send(bytes);
     },
@@ -277,7 +274,7 @@ export const priceBooksRoutes: Routes = async (app, { db, config, metrics }) => 
     },
     async (request, reply) => {
       const { priceBookId, productId } = request.params;
-      const read = await getAdjustment(db, request.account.id, {
+      const read = await getAdjustment(request.scope, {
         priceBookId,
         productId,
         currency: request.query.currency,
@@ -309,13 +306,13 @@ export const priceBooksRoutes: Routes = async (app, { db, config, metrics }) => 
     },
     async (request, reply) => {
       const { priceBookId, productId } = request.params;
-      const written = await putAdjustment(
-        db,
-        request.account.id,
-        { priceBookId, productId, currency: request.query.currency },
-        request.body.adjustment,
-        expectedVersions(request, priceBookId),
-      );
+      const written = await putAdjustment(request.scope, {
+        priceBookId,
+        productId,
+        currency: request.query.currency,
+        adjustment: request.body.adjustment,
+        expected: expectedVersions(request, priceBookId),
+      });
       return { adjustment: tagged(reply, priceBookId, written) };
     },
   );
@@ -336,12 +333,12 @@ export const priceBooksRoutes: Routes = async (app, { db, config, metrics }) => 
     },
     async (request, reply) => {
       const { priceBookId, productId } = request.params;
-      const deleted = await deleteAdjustment(
-        db,
-        request.account.id,
-        { priceBookId, productId, currency: request.query.currency },
-        expectedVersions(request, priceBookId),
-      );
+      const deleted = await deleteAdjustment(request.scope, {
+        priceBookId,
+        productId,
+        currency: request.query.currency,
+        expected: expectedVersions(request, priceBookId),
+      });
       tagged(reply, priceBookId, deleted);
       return reply.code(204).send(null);
     },
@@ -372,7 +369,7 @@ export const priceBooksRoutes: Routes = async (app, { db, config, metrics }) => 
     async (request, reply) => {
       const { priceBookId, productId } = request.params;
       return taggedWrite(request, reply, priceBookId, (expected) =>
-        putProductVariants(db, request.account.id, priceBookId, productId, request.body, expected),
+        putProductVariants(request.scope, { id: priceBookId, productId, body: request.body, expected }),
       );
     },
   );
@@ -396,7 +393,7 @@ export const priceBooksRoutes: Routes = async (app, { db, config, metrics }) => 
       return tagged(
         reply,
         priceBookId,
-        await getProductVariants(db, request.account.id, priceBookId, productId),
+        await getProductVariants(request.scope, { id: priceBookId, productId }),
       );
     },
   );

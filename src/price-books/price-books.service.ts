@@ -1,13 +1,13 @@
-import { type Stamped, type StampedCache, throughStamps } from '../catalogue/stamped-cache.ts';
+import type { Stamped, StampedCache } from '../catalogue/stamped-cache.ts';
 import { toAdjustment, toStoredAdjustment, toStoredPrice } from '../catalogue/stored-prices.ts';
-import type { Db, Executor } from '../db/database.ts';
+import { throughStamps } from '../catalogue/through-stamps.ts';
+import type { Executor } from '../db/database.ts';
 import { type ExpectedVersions, lockRoot, type Versioned } from '../db/roots.ts';
 import { readSnapshot } from '../db/snapshot.ts';
-import { recordEvent } from '../events/events.service.ts';
+import { recordEvent } from '../events/outbox.ts';
 import { bytesTag } from '../http/conditional.ts';
 import { decodeNextKey, encodeNextKey } from '../http/next-key.ts';
 import { newId } from '../ids.ts';
-import type { Account, UnconfirmedKey } from '../keys/keys.service.ts';
 import { updateOptionRow } from '../options/options.repository.ts';
 import type { Adjustment } from '../pricing/adjustment.schema.ts';
 import { validateAdjustment } from '../pricing/adjustments.ts';
@@ -22,6 +22,7 @@ import {
   pointer,
   throwIfProblems,
 } from '../problems.ts';
+import type { RequestScope } from '../shared/scope.ts';
 import { normaliseInstant } from './instants.ts';
 import {
   deleteEntries,
@@ -60,8 +61,6 @@ import { validateVariantDefinition, variantTable } from './product-variants.ts';
 function adjustmentProblems(adjustment: Adjustment, at: string): ProblemItem[] {
   return validateAdjustment(adjustment).map((v) => bodyItem(v.code, `${at}${v.pointer}`, v.message));
 }
-
-const now = () => new Date().toISOString();
 
 type DateField = 'effectiveStartDate' | 'effectiveEndDate';
 const dateFields: DateField[] = ['effectiveStartDate', 'effectiveEndDate'];
@@ -158,16 +157,19 @@ async function currentFlag(
   return entry === undefined ? undefined : Boolean(entry.allow_unit_price_editing);
 }
 
-export async function getPriceBook(db: Db, accountId: string, id: string): Promise<Versioned<PriceBook>> {
+export async function getPriceBook(scope: RequestScope, id: string): Promise<Versioned<PriceBook>> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   const book = await readableBook(db, accountId, id);
   return { value: toPriceBook(book), version: book.version };
 }
 
 export async function listPriceBooks(
-  db: Db,
-  accountId: string,
+  scope: RequestScope,
   query: PriceBookListQuery,
 ): Promise<{ priceBooks: PriceBook[]; nextKey?: string }> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   const limit = query.limit ?? 25;
   const beforeId = query.nextKey === undefined ? null : decodeNextKey(query.nextKey, 'priceBook');
   if (!(await optionExists(db, accountId, query.bundleOptionId))) {
@@ -193,10 +195,11 @@ export async function listPriceBooks(
 }
 
 export async function createPriceBook(
-  db: Db,
-  accountId: string,
+  scope: RequestScope,
   body: PriceBookCreateBody,
 ): Promise<Versioned<PriceBook>> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   const { dates, problems } = normaliseDates(body);
   throwIfProblems(problems);
   const start = dates.effectiveStartDate ?? null;
@@ -221,21 +224,20 @@ export async function createPriceBook(
         effectiveStartDate: start,
         effectiveEndDate: end,
       },
-      now(),
+      scope.now().toISOString(),
     );
     await updateOptionRow(tx, accountId, option.id, { price_book_id: book.id });
-    await recordEvent(tx, accountId, 'price_book.created', book);
+    await recordEvent(scope, tx, 'price_book.created', book);
     return { value: book, version: 1 };
   });
 }
 
 export async function patchPriceBook(
-  db: Db,
-  accountId: string,
-  id: string,
-  body: PriceBookPatchBody,
-  expected: ExpectedVersions,
+  scope: RequestScope,
+  { id, body, expected }: { id: string; body: PriceBookPatchBody; expected: ExpectedVersions },
 ): Promise<Versioned<PriceBook>> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   const { dates, problems } = normaliseDates(body);
   throwIfProblems(problems);
   return db.transaction().execute(async (tx) => {
@@ -251,24 +253,24 @@ export async function patchPriceBook(
       effective_end_date: end,
     });
     const value = toPriceBook(updated);
-    await recordEvent(tx, accountId, 'price_book.updated', value);
+    await recordEvent(scope, tx, 'price_book.updated', value);
     return { value, version: updated.version };
   });
 }
 
 /** Soft delete; deleting a deleted book again succeeds. The book stays, so the answer carries its new ETag. */
 export async function deletePriceBook(
-  db: Db,
-  accountId: string,
-  id: string,
-  expected: ExpectedVersions,
+  scope: RequestScope,
+  { id, expected }: { id: string; expected: ExpectedVersions },
 ): Promise<Versioned<null>> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   return db.transaction().execute(async (tx) => {
     const book = await lockRoot(tx, 'price_books', { accountId, id }, expected);
     if (!book) throw notFound('Price book', id);
     if (!book.is_deleted) {
       await updatePriceBook(tx, accountId, id, { is_deleted: true });
-      await recordEvent(tx, accountId, 'price_book.deleted', { id, deleted: true });
+      await recordEvent(scope, tx, 'price_book.deleted', { id, deleted: true });
     }
     return { value: null, version: book.version };
   });
@@ -337,12 +339,11 @@ function givenFlag(write: PriceWrite): boolean | undefined {
 }
 
 export async function putPrices(
-  db: Db,
-  accountId: string,
-  id: string,
-  body: readonly PriceWrite[],
-  expected: ExpectedVersions,
+  scope: RequestScope,
+  { id, body, expected }: { id: string; body: readonly PriceWrite[]; expected: ExpectedVersions },
 ): Promise<Versioned<PricedProduct[]>> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   const problems = writeProblems(body);
   if (hasSingleFieldProblem(problems)) throwIfProblems(problems);
   const productIds = [...new Set(body.map((w) => w.productId))];
@@ -411,7 +412,7 @@ export async function putPrices(
       })),
     );
     await upsertPrices(tx, rows);
-    await recordEvent(tx, accountId, 'prices.changed', {
+    await recordEvent(scope, tx, 'prices.changed', {
       priceBookId: id,
       productIds,
       currencies: [...new Set(body.map((w) => w.currency))],
@@ -437,19 +438,18 @@ export async function putPrices(
 }
 
 export async function deletePrices(
-  db: Db,
-  accountId: string,
-  id: string,
-  productIds: readonly string[],
-  expected: ExpectedVersions,
+  scope: RequestScope,
+  { id, productIds, expected }: { id: string; productIds: readonly string[]; expected: ExpectedVersions },
 ): Promise<Versioned<{ deleted: string[]; notFound: string[] }>> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   const asked = [...new Set(productIds)];
   return db.transaction().execute(async (tx) => {
     const book = await writableBook(tx, accountId, id, expected);
     const currencies = new Set((await listPrices(tx, accountId, id, asked)).map((p) => p.currency));
     const removed = new Set(await deleteEntries(tx, accountId, id, asked));
     if (removed.size > 0) {
-      await recordEvent(tx, accountId, 'prices.changed', {
+      await recordEvent(scope, tx, 'prices.changed', {
         priceBookId: id,
         productIds: asked.filter((p) => removed.has(p)),
         currencies: [...currencies],
@@ -490,10 +490,11 @@ export interface AdjustmentAt {
 }
 
 export async function getAdjustment(
-  db: Db,
-  accountId: string,
+  scope: RequestScope,
   { priceBookId: id, productId, currency }: AdjustmentAt,
 ): Promise<Versioned<Adjustment>> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   return readSnapshot(db, async (tx) => {
     const book = await readableBook(tx, accountId, id);
     if (book.is_deleted) throw entriesNotServed(book);
@@ -505,12 +506,17 @@ export async function getAdjustment(
 }
 
 export async function putAdjustment(
-  db: Db,
-  accountId: string,
-  { priceBookId: id, productId, currency }: AdjustmentAt,
-  adjustment: Adjustment,
-  expected: ExpectedVersions,
+  scope: RequestScope,
+  {
+    priceBookId: id,
+    productId,
+    currency,
+    adjustment,
+    expected,
+  }: AdjustmentAt & { adjustment: Adjustment; expected: ExpectedVersions },
 ): Promise<Versioned<Adjustment>> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   throwIfProblems(adjustmentProblems(adjustment, '/adjustment'));
   return db.transaction().execute(async (tx) => {
     const book = await writableBook(tx, accountId, id, expected);
@@ -538,7 +544,7 @@ export async function putAdjustment(
       },
     ]);
     const value = { ...adjustment, allowUnitPriceEditing: flag };
-    await recordEvent(tx, accountId, 'adjustment.changed', {
+    await recordEvent(scope, tx, 'adjustment.changed', {
       priceBookId: id,
       productId,
       currency,
@@ -549,17 +555,17 @@ export async function putAdjustment(
 }
 
 export async function deleteAdjustment(
-  db: Db,
-  accountId: string,
-  { priceBookId: id, productId, currency }: AdjustmentAt,
-  expected: ExpectedVersions,
+  scope: RequestScope,
+  { priceBookId: id, productId, currency, expected }: AdjustmentAt & { expected: ExpectedVersions },
 ): Promise<Versioned<null>> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   return db.transaction().execute(async (tx) => {
     const book = await writableBook(tx, accountId, id, expected);
     const row = await priceRow(tx, book, productId, currency);
     if (!row?.adjustment) throw noAdjustment(productId, currency);
     await upsertPrices(tx, [{ ...row, adjustment: null }]);
-    await recordEvent(tx, accountId, 'adjustment.changed', {
+    await recordEvent(scope, tx, 'adjustment.changed', {
       priceBookId: id,
       productId,
       currency,
@@ -584,13 +590,10 @@ export interface CachedSearch extends Stamped {
  * and prices, or the option's products moves that stamp.
  */
 export async function searchPricedProducts(
-  db: Db,
-  cache: StampedCache<CachedSearch> | null,
-  account: Account,
-  key: UnconfirmedKey | null,
-  id: string,
-  query: PricedProductsQuery,
+  scope: RequestScope,
+  { id, query, cache }: { id: string; query: PricedProductsQuery; cache: StampedCache<CachedSearch> | null },
 ): Promise<CachedSearch> {
+  const { db, account } = scope;
   const search = {
     q: query.q ?? '',
     currency: query.currency,
@@ -599,7 +602,7 @@ export async function searchPricedProducts(
   };
   const build = async () => {
     const { keyLive, page, stamps } = await searchEntries(db, account.id, account.keyId, id, search);
-    key?.confirm(keyLive);
+    scope.key?.confirm(keyLive);
     if (!page) throw notFound('Price book', id);
     const bytes = Buffer.from(JSON.stringify(page));
     return { bytes, etag: bytesTag(bytes), weight: bytes.length, stamps };
@@ -618,18 +621,15 @@ export async function searchPricedProducts(
   const held = cache.get(entryKey);
   // Asked for the first time, a search has no stamp to check: it is built, and kept, at once.
   if (held === undefined) return cache.through(entryKey, new Map(), Date.now(), lasting);
-  const { entry } = await throughStamps(
-    db,
+  const { entry } = await throughStamps(scope, {
     cache,
-    account.id,
-    key,
-    [...held.stamps.keys()],
+    bundleIds: [...held.stamps.keys()],
     entryKey,
-    async () => {
+    build: async () => {
       const { stamps, ...value } = await build();
       return { value, books: [], stamps };
     },
-  );
+  });
   return entry;
 }
 
@@ -648,13 +648,16 @@ async function variantTableOf(
 }
 
 export async function putProductVariants(
-  db: Db,
-  accountId: string,
-  id: string,
-  productId: string,
-  body: ProductVariantsBody,
-  expected: ExpectedVersions,
+  scope: RequestScope,
+  {
+    id,
+    productId,
+    body,
+    expected,
+  }: { id: string; productId: string; body: ProductVariantsBody; expected: ExpectedVersions },
 ): Promise<Versioned<ProductVariantTable>> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   throwIfProblems(validateVariantDefinition(body).map((v) => bodyItem(v.code, v.pointer, v.message)));
   return db.transaction().execute(async (tx) => {
     const book = await writableBook(tx, accountId, id, expected);
@@ -679,17 +682,17 @@ export async function putProductVariants(
       properties: JSON.stringify(body.properties),
     });
     const variants = await variantTableOf(tx, book, productId, body);
-    await recordEvent(tx, accountId, 'product_variants.changed', { priceBookId: id, productId, variants });
+    await recordEvent(scope, tx, 'product_variants.changed', { priceBookId: id, productId, variants });
     return { value: variants, version: book.version };
   });
 }
 
 export async function getProductVariants(
-  db: Db,
-  accountId: string,
-  id: string,
-  productId: string,
+  scope: RequestScope,
+  { id, productId }: { id: string; productId: string },
 ): Promise<Versioned<ProductVariantTable>> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   return readSnapshot(db, async (tx) => {
     const book = await readableBook(tx, accountId, id);
     if (book.is_deleted) throw entriesNotServed(book);

@@ -1,6 +1,4 @@
 import type { StampedCache } from '../catalogue/stamped-cache.ts';
-import type { Db } from '../db/database.ts';
-import type { UnconfirmedKey } from '../keys/keys.service.ts';
 import { AppError, bodyItem, invalid, notFound, type ProblemItem, throwIfProblems } from '../problems.ts';
 import { RecencyMap } from '../recency-map.ts';
 import {
@@ -12,7 +10,7 @@ import {
   type Reason,
   SearchBudgetExceeded,
 } from '../rules/configurator.ts';
-import type { AnswerGate } from '../shared/heavy-answers.ts';
+import type { RequestScope } from '../shared/scope.ts';
 import type { ConfigureAnswer, ConfigureRequest } from './configure.schemas.ts';
 import { type CatalogueBundle, defaultQuantity, priceQuote } from './quotes.engine.ts';
 import type { QuoteRequest } from './quotes.schemas.ts';
@@ -205,21 +203,19 @@ function orRefused(outcome: KeptOutcome | null, maxSteps: number): KeptOutcome {
  * a valid configuration extends them, and the cheapest one (with its quote, given a currency). A read.
  */
 export async function configureBundle(
-  db: Db,
-  cache: StampedCache<CachedCatalogue> | null,
-  gate: AnswerGate,
-  accountId: string,
-  key: UnconfirmedKey | null,
-  bundleId: string,
-  request: ConfigureRequest,
-  limits: { maxSteps: number; keptAnswers: number },
+  scope: RequestScope,
+  {
+    bundleId,
+    request,
+    cache,
+  }: { bundleId: string; request: ConfigureRequest; cache: StampedCache<CachedCatalogue> | null },
 ): Promise<Buffer> {
+  const limits = { maxSteps: scope.limits.configureMaxSteps, keptAnswers: scope.limits.configureAnswersKept };
   const instant = requestedInstant(request.at);
   if ('problem' in instant) throw invalid('validation_failed', [instant.problem]);
-  const { catalogue, at, kept } = await catalogueOf(db, cache, gate, accountId, key, {
-    bundleIds: [bundleId],
-    currency: request.currency ?? null,
-    at: instant.at,
+  const { catalogue, at, kept } = await catalogueOf(scope, {
+    cache,
+    request: { bundleIds: [bundleId], currency: request.currency ?? null, at: instant.at },
   });
   const bundle = catalogue.get(bundleId);
   if (bundle === undefined) throw notFound('Bundle', bundleId);

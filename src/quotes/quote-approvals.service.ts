@@ -1,7 +1,7 @@
 import { type ApprovalEntry, decide, parseHistory } from '../approvals/quote-approvals.ts';
 import type { QuoteStatus } from '../db/database.ts';
 import type { ExpectedVersions, Versioned } from '../db/roots.ts';
-import { recordEvents } from '../events/events.service.ts';
+import { recordEvents } from '../events/outbox.ts';
 import { AppError } from '../problems.ts';
 import type { RequestScope } from '../shared/scope.ts';
 import { findQuote, moveQuote } from './quote-records.repository.ts';
@@ -78,7 +78,7 @@ export async function decideQuote(
       }
       return explainMiss(tx, scope, quoteId, expected, action, pending);
     }
-    await recordEvents(tx, account.id, [
+    await recordEvents(scope, tx, [
       { type: action === 'approve' ? 'quote.approved' : 'quote.rejected', object: toSavedQuote(row, now) },
     ]);
     return versioned(row, now);

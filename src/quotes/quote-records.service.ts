@@ -4,7 +4,7 @@ import type { Db, Executor, QuoteStatus } from '../db/database.ts';
 import { StaleVersionError } from '../db/errors.ts';
 import type { ExpectedVersions, Versioned } from '../db/roots.ts';
 import { joinSearchTexts } from '../db/search-text.ts';
-import { type NewEvent, recordEvents } from '../events/events.service.ts';
+import { type NewEvent, recordEvents } from '../events/outbox.ts';
 import { decodeNextKey, encodeNextKey } from '../http/next-key.ts';
 import { newId } from '../ids.ts';
 import { AppError, bodyItem, invalid, notFound, type ProblemItem } from '../problems.ts';
@@ -172,14 +172,10 @@ async function price(
   body: Pick<QuoteBody, 'currency' | 'bundles'> & { at?: string | null },
 ): Promise<PricedQuote> {
   const requested = checkedInstant(body);
-  const { catalogue, at } = await catalogueOf(
-    scope.db,
-    catalogues.cache,
-    scope.limits.gate,
-    scope.account.id,
-    scope.key,
-    { bundleIds: body.bundles.map((b) => b.bundleId), currency: body.currency, at: requested },
-  );
+  const { catalogue, at } = await catalogueOf(scope, {
+    cache: catalogues.cache,
+    request: { bundleIds: body.bundles.map((b) => b.bundleId), currency: body.currency, at: requested },
+  });
   return priceSavedQuote(body, catalogue, at);
 }
 
@@ -247,8 +243,8 @@ async function pricedWrite(
       await replaceQuoteLines(tx, row.account_id, row.id, lineRows(row.account_id, row.id, lines));
       const object = toSavedQuote(row, row.updated_at);
       await recordEvents(
+        scope,
         tx,
-        row.account_id,
         events.map((type) => ({ type, object })),
       );
       return row;
@@ -305,7 +301,7 @@ export async function createQuote(
     await insertQuote(tx, row);
     await replaceQuoteLines(tx, accountId, id, lineRows(accountId, id, priced.lines));
     const value = toSavedQuote(row, now);
-    await recordEvents(tx, accountId, [{ type: 'quote.created', object: value }]);
+    await recordEvents(scope, tx, [{ type: 'quote.created', object: value }]);
     return { value, version: row.row_version };
   });
 }
@@ -540,7 +536,7 @@ export async function transition(
         );
       }
     }
-    await recordEvents(tx, row.account_id, written);
+    await recordEvents(scope, tx, written);
     return versioned(row, now);
   });
 }
@@ -605,7 +601,7 @@ export async function reviseQuote(
     await insertQuote(tx, row);
     await replaceQuoteLines(tx, row.account_id, id, lineRows(row.account_id, id, priced.lines));
     const value = toSavedQuote(row, now);
-    await recordEvents(tx, row.account_id, [{ type: 'quote.revised', object: value }]);
+    await recordEvents(scope, tx, [{ type: 'quote.revised', object: value }]);
     return { value, version: row.row_version };
   });
 }
@@ -619,8 +615,6 @@ export async function deleteQuote(
     if (!(await deleteDraft(tx, scope.account.id, input.quoteId, input.expected))) {
       await explainMiss(tx, scope, input.quoteId, input.expected, 'delete', ['draft']);
     }
-    await recordEvents(tx, scope.account.id, [
-      { type: 'quote.deleted', object: { id: input.quoteId, deleted: true } },
-    ]);
+    await recordEvents(scope, tx, [{ type: 'quote.deleted', object: { id: input.quoteId, deleted: true } }]);
   });
 }

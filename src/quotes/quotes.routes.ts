@@ -21,12 +21,12 @@ const QuoteInvalid = Type.Ref('Problem', {
     'account does not have; `errors` lists every violation',
 });
 
-export const quotesRoutes: Routes = async (app, { db, config, answers, metrics }) => {
+export const quotesRoutes: Routes = async (app, { db, config, metrics }) => {
   // Bounded like the details cache, and like it checked against the database on every request.
   const cache =
     config.detailsCacheBytes > 0 ? new StampedCache<CachedCatalogue>(config.detailsCacheBytes) : null;
   if (cache) metrics.watchCache('quote_catalogues', cache);
-  await app.register(quoteRecordsRoutes({ cache }), { db, config, answers, metrics });
+  await app.register(quoteRecordsRoutes({ cache }), { db, config, metrics });
   app.post(
     '/quotes/price',
     {
@@ -48,7 +48,7 @@ export const quotesRoutes: Routes = async (app, { db, config, answers, metrics }
         response: { 200: Type.With(Quote, { description: 'The priced quote' }), 422: QuoteInvalid },
       },
     },
-    async (request) => quote(db, cache, answers.gate, request.account.id, request.scope.key, request.body),
+    async (request) => quote(request.scope, { request: request.body, cache }),
   );
 
   app.post(
@@ -81,16 +81,11 @@ export const quotesRoutes: Routes = async (app, { db, config, answers, metrics }
       },
     },
     async (request, reply) => {
-      const answer = await configureBundle(
-        db,
+      const answer = await configureBundle(request.scope, {
+        bundleId: request.params.bundleId,
+        request: request.body,
         cache,
-        answers.gate,
-        request.account.id,
-        request.scope.key,
-        request.params.bundleId,
-        request.body,
-        { maxSteps: config.configureMaxSteps, keptAnswers: config.configureAnswersKept },
-      );
+      });
       // Already serialized: a kept outcome's options are made once.
       reply.type('application/json; charset=utf-8');
       return serialized(answer);

@@ -1,12 +1,11 @@
 import { readInRounds } from '../catalogue/rounds.ts';
-import { type Stamped, type StampedCache, throughStamps } from '../catalogue/stamped-cache.ts';
-import type { Db } from '../db/database.ts';
-import { confirmKey, type UnconfirmedKey } from '../keys/keys.service.ts';
+import type { Stamped, StampedCache } from '../catalogue/stamped-cache.ts';
+import { throughStamps } from '../catalogue/through-stamps.ts';
 import { normaliseInstant } from '../price-books/instants.ts';
 import { invalid, invalidOrUnknownReference, type ProblemItem } from '../problems.ts';
 import type { RecencyMap } from '../recency-map.ts';
 import type { Configured } from '../rules/configurator.ts';
-import type { AnswerGate } from '../shared/heavy-answers.ts';
+import { confirmScopeKey, type RequestScope } from '../shared/scope.ts';
 import { type CatalogueBundle, checkQuoteRequest, priceQuote } from './quotes.engine.ts';
 import { loadQuoteCatalogue } from './quotes.repository.ts';
 import type { Quote, QuoteRequest } from './quotes.schemas.ts';
@@ -59,18 +58,22 @@ export function requestedInstant(
  * cache's entry when the catalogue came through the cache, for what is worked out from it to be kept beside it.
  */
 export async function catalogueOf(
-  db: Db,
-  cache: StampedCache<CachedCatalogue> | null,
-  gate: AnswerGate,
-  accountId: string,
-  key: UnconfirmedKey | null,
-  request: { bundleIds: string[]; currency: string | null; at: string | undefined },
+  scope: RequestScope,
+  {
+    cache,
+    request,
+  }: {
+    cache: StampedCache<CachedCatalogue> | null;
+    request: { bundleIds: string[]; currency: string | null; at: string | undefined };
+  },
 ): Promise<{ catalogue: Map<string, CatalogueBundle>; at: string; kept: KeptCatalogue | null }> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   const bundleIds = [...new Set(request.bundleIds)].sort();
   const currency = request.currency ?? undefined;
   // A quote of many large bundles is read in rounds, as their details are (readInRounds).
   const load = (at: string) =>
-    gate.run(() =>
+    scope.limits.gate.run(() =>
       readInRounds(db, accountId, bundleIds, () => {
         const all: Awaited<ReturnType<typeof loadQuoteCatalogue>> = {
           catalogue: new Map(),
@@ -92,14 +95,19 @@ export async function catalogueOf(
       }),
     );
   if (request.at !== undefined || cache === null) {
-    await confirmKey(db, accountId, key);
-    const at = request.at ?? new Date().toISOString();
+    await confirmScopeKey(scope);
+    const at = request.at ?? scope.now().toISOString();
     return { catalogue: (await load(at)).catalogue, at, kept: null };
   }
   const entryKey = JSON.stringify([accountId, request.currency, bundleIds]);
-  const held = await throughStamps(db, cache, accountId, key, bundleIds, entryKey, async (now) => {
-    const { catalogue, books, stamps, weight } = await load(now);
-    return { value: { catalogue, weight }, books, stamps };
+  const held = await throughStamps(scope, {
+    cache,
+    bundleIds,
+    entryKey,
+    build: async (now) => {
+      const { catalogue, books, stamps, weight } = await load(now);
+      return { value: { catalogue, weight }, books, stamps };
+    },
   });
   const { entry } = held;
   const grew = (bytes: number) => cache.grow(entryKey, entry, bytes);
@@ -108,21 +116,20 @@ export async function catalogueOf(
 
 /** Checks and prices a configuration: a read, so nothing is written. */
 export async function quote(
-  db: Db,
-  cache: StampedCache<CachedCatalogue> | null,
-  gate: AnswerGate,
-  accountId: string,
-  key: UnconfirmedKey | null,
-  request: QuoteRequest,
+  scope: RequestScope,
+  { request, cache }: { request: QuoteRequest; cache: StampedCache<CachedCatalogue> | null },
 ): Promise<Quote> {
   const problems = checkQuoteRequest(request);
   const instant = requestedInstant(request.at);
   if ('problem' in instant) problems.push(instant.problem);
   if (problems.length > 0 || 'problem' in instant) throw invalid('validation_failed', problems);
-  const { catalogue, at } = await catalogueOf(db, cache, gate, accountId, key, {
-    bundleIds: request.bundles.map((b) => b.bundleId),
-    currency: request.currency,
-    at: instant.at,
+  const { catalogue, at } = await catalogueOf(scope, {
+    cache,
+    request: {
+      bundleIds: request.bundles.map((b) => b.bundleId),
+      currency: request.currency,
+      at: instant.at,
+    },
   });
   const outcome = priceQuote(request, catalogue, at);
   if (!outcome.ok) throw invalidOrUnknownReference('quote_invalid', outcome.violations);

@@ -1,6 +1,7 @@
 import type { Executor } from '../db/database.ts';
-import { recordEvents } from '../events/events.service.ts';
+import { recordEvents } from '../events/outbox.ts';
 import { newId } from '../ids.ts';
+import type { RequestScope } from '../shared/scope.ts';
 import { mapSelectors } from './rule-logic.ts';
 import { deleteRules, insertRules, listRulesOfBundles, toRule, updateRule } from './rules.repository.ts';
 import type { Selector } from './rules.schemas.ts';
@@ -14,8 +15,8 @@ import type { Selector } from './rules.schemas.ts';
  * Each rule changed or deleted records its event.
  */
 export async function removeFromRules(
+  scope: RequestScope,
   tx: Executor,
-  accountId: string,
   bundleId: string,
   gone: { optionId: string; productId?: string },
 ): Promise<void> {
@@ -23,7 +24,8 @@ export async function removeFromRules(
     s.optionId === gone.optionId && (gone.productId === undefined || s.productId === gone.productId);
   const deleted: string[] = [];
   const events: { type: 'rule.updated' | 'rule.deleted'; object: unknown }[] = [];
-  const now = new Date().toISOString();
+  const accountId = scope.account.id;
+  const now = scope.now().toISOString();
   for (const row of await listRulesOfBundles(tx, accountId, [bundleId])) {
     const rule = toRule(row);
     const when = mapSelectors(rule.when, (s) => (names(s) ? null : s));
@@ -44,7 +46,7 @@ export async function removeFromRules(
     }
   }
   await deleteRules(tx, accountId, deleted);
-  await recordEvents(tx, accountId, events);
+  await recordEvents(scope, tx, events);
 }
 
 /**

@@ -12,7 +12,7 @@ const tags = tag(
   'Configuration rules of a bundle: when some products are chosen, others are required or excluded',
 );
 
-export const rulesRoutes: Routes = async (app, { db }) => {
+export const rulesRoutes: Routes = async (app) => {
   app.get(
     '/bundles/:bundleId/rules',
     {
@@ -24,7 +24,7 @@ export const rulesRoutes: Routes = async (app, { db }) => {
         response: { 200: Type.With(RuleList, { description: 'The rules of the bundle' }) },
       },
     },
-    async (request) => listRules(db, request.account.id, request.params.bundleId),
+    async (request) => listRules(request.scope, request.params.bundleId),
   );
 
   app.post(
@@ -44,7 +44,7 @@ export const rulesRoutes: Routes = async (app, { db }) => {
     },
     async (request, reply) => {
       const { bundleId } = request.params;
-      const made = await createRule(db, request.account.id, bundleId, request.body);
+      const made = await createRule(request.scope, { bundleId, body: request.body });
       const rule = tagged(reply, made.value.id, made);
       return reply.code(201).header('location', `/v1/bundles/${bundleId}/rules/${rule.id}`).send(rule);
     },
@@ -63,7 +63,7 @@ export const rulesRoutes: Routes = async (app, { db }) => {
     },
     async (request, reply) => {
       const { bundleId, ruleId } = request.params;
-      return tagged(reply, ruleId, await getRule(db, request.account.id, bundleId, ruleId));
+      return tagged(reply, ruleId, await getRule(request.scope, { bundleId, ruleId }));
     },
   );
 
@@ -82,7 +82,7 @@ export const rulesRoutes: Routes = async (app, { db }) => {
     async (request, reply) => {
       const { bundleId, ruleId } = request.params;
       return taggedWrite(request, reply, ruleId, (expected) =>
-        replaceRule(db, request.account.id, bundleId, ruleId, request.body, expected),
+        replaceRule(request.scope, { bundleId, ruleId, body: request.body, expected }),
       );
     },
   );
@@ -101,7 +101,7 @@ export const rulesRoutes: Routes = async (app, { db }) => {
     },
     async (request, reply) => {
       const { bundleId, ruleId } = request.params;
-      await deleteRule(db, request.account.id, bundleId, ruleId, expectedVersions(request, ruleId));
+      await deleteRule(request.scope, { bundleId, ruleId, expected: expectedVersions(request, ruleId) });
       return reply.code(204).send(null);
     },
   );

@@ -1,10 +1,11 @@
 import { findBundle } from '../bundles/bundles.repository.ts';
-import type { Db, Executor } from '../db/database.ts';
+import type { Executor } from '../db/database.ts';
 import { type ExpectedVersions, lockBundle, lockRoot, type Versioned } from '../db/roots.ts';
-import { recordEvents } from '../events/events.service.ts';
+import { recordEvents } from '../events/outbox.ts';
 import { newId } from '../ids.ts';
 import { listOptionsOfBundle } from '../options/options.repository.ts';
 import { bodyItem, invalid, notFound, type ProblemItem } from '../problems.ts';
+import type { RequestScope } from '../shared/scope.ts';
 import { selectorsOf } from './rule-logic.ts';
 import {
   deleteRules,
@@ -63,17 +64,19 @@ async function lockRule(
   return rule;
 }
 
-export async function listRules(db: Db, accountId: string, bundleId: string): Promise<{ rules: Rule[] }> {
+export async function listRules(scope: RequestScope, bundleId: string): Promise<{ rules: Rule[] }> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   if (!(await findBundle(db, accountId, bundleId))) throw notFound('Bundle', bundleId);
   return { rules: (await listRulesOfBundles(db, accountId, [bundleId])).map(toRule) };
 }
 
 export async function getRule(
-  db: Db,
-  accountId: string,
-  bundleId: string,
-  ruleId: string,
+  scope: RequestScope,
+  { bundleId, ruleId }: { bundleId: string; ruleId: string },
 ): Promise<Versioned<Rule>> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   const row = await findRule(db, accountId, bundleId, ruleId);
   if (!row) throw notFound(`Rule ${ruleId} of bundle`, bundleId);
   return { value: toRule(row), version: row.version };
@@ -93,11 +96,11 @@ function storedFields(body: RuleBody, defaultDisplayOrder: number) {
 }
 
 export async function createRule(
-  db: Db,
-  accountId: string,
-  bundleId: string,
-  body: RuleBody,
+  scope: RequestScope,
+  { bundleId, body }: { bundleId: string; body: RuleBody },
 ): Promise<Versioned<Rule>> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   return db.transaction().execute(async (tx) => {
     if (!(await lockBundle(tx, accountId, bundleId))) throw notFound('Bundle', bundleId);
     await checkReferences(tx, accountId, bundleId, body);
@@ -107,7 +110,7 @@ export async function createRule(
         bodyItem('too_many_rules', '', `the bundle has ${count} rules, the most a bundle may have`),
       ]);
     }
-    const now = new Date().toISOString();
+    const now = scope.now().toISOString();
     const row: RuleRow = {
       account_id: accountId,
       id: newId('rule'),
@@ -119,19 +122,22 @@ export async function createRule(
     };
     await insertRules(tx, [row]);
     const value = toRule(row);
-    await recordEvents(tx, accountId, [{ type: 'rule.created', object: value }]);
+    await recordEvents(scope, tx, [{ type: 'rule.created', object: value }]);
     return { value, version: row.version };
   });
 }
 
 export async function replaceRule(
-  db: Db,
-  accountId: string,
-  bundleId: string,
-  ruleId: string,
-  body: RuleBody,
-  expected: ExpectedVersions,
+  scope: RequestScope,
+  {
+    bundleId,
+    ruleId,
+    body,
+    expected,
+  }: { bundleId: string; ruleId: string; body: RuleBody; expected: ExpectedVersions },
 ): Promise<Versioned<Rule>> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   return db.transaction().execute(async (tx) => {
     const current = await lockRule(tx, accountId, bundleId, ruleId, expected);
     await checkReferences(tx, accountId, bundleId, body);
@@ -141,21 +147,20 @@ export async function replaceRule(
     };
     await updateRule(tx, row);
     const value = toRule(row);
-    await recordEvents(tx, accountId, [{ type: 'rule.updated', object: value }]);
+    await recordEvents(scope, tx, [{ type: 'rule.updated', object: value }]);
     return { value, version: row.version };
   });
 }
 
 export async function deleteRule(
-  db: Db,
-  accountId: string,
-  bundleId: string,
-  ruleId: string,
-  expected: ExpectedVersions,
+  scope: RequestScope,
+  { bundleId, ruleId, expected }: { bundleId: string; ruleId: string; expected: ExpectedVersions },
 ): Promise<void> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   await db.transaction().execute(async (tx) => {
     await lockRule(tx, accountId, bundleId, ruleId, expected);
     await deleteRules(tx, accountId, [ruleId]);
-    await recordEvents(tx, accountId, [{ type: 'rule.deleted', object: { id: ruleId, deleted: true } }]);
+    await recordEvents(scope, tx, [{ type: 'rule.deleted', object: { id: ruleId, deleted: true } }]);
   });
 }

@@ -1,18 +1,4 @@
-import type { Config } from '../config.ts';
 import { AppError } from '../problems.ts';
-
-/** What building a large answer is held to: how many at once, and how many bytes each. */
-export interface AnswerLimits {
-  gate: AnswerGate;
-  maxBytes: number;
-}
-
-export function answerLimits(config: Config): AnswerLimits {
-  return {
-    gate: new AnswerGate(config.heavyAnswersAtOnce, config.heavyAnswersQueued),
-    maxBytes: config.answerMaxBytes,
-  };
-}
 
 /**
  * Lets at most `limit` heavy answers (bundle details, quote catalogues) be built at once, and up to `queue` more

@@ -32,11 +32,6 @@ export interface RequestScope {
 /** A scope whose key check the request's hooks settle: `key` turns null once confirmed. */
 export type SettledScope = { -readonly [K in keyof RequestScope]: RequestScope[K] };
 
-/** The account work outside HTTP acts for: no key presented it, so none needs confirming. */
-export function accountOutsideHttp(id: string): Account {
-  return { id, keyId: 'outside-http', readOnly: false, approver: false, keyName: null };
-}
-
 const systemClock = (): Date => new Date();
 
 export function limitsOf(config: Config, gate?: AnswerGate): Limits {
@@ -48,7 +43,7 @@ export function limitsOf(config: Config, gate?: AnswerGate): Limits {
   };
 }
 
-/** A scope for work outside HTTP (the command line, tests, background work) or for a request's hook to fill. */
+/** A scope, for a request's hook to fill or for work outside HTTP that acts with a key's account. */
 export function makeScope(parts: {
   db: Db;
   account: Account;
@@ -71,4 +66,13 @@ export function makeScope(parts: {
 /** Confirms the scope's key with a lookup of its own, for a read that does not confirm it in its own statement. */
 export function confirmScopeKey(scope: RequestScope): Promise<void> {
   return confirmKey(scope.db, scope.account.id, scope.key);
+}
+
+/** A scope for work outside HTTP (the command line, tests, background work): no key presented it. */
+export function scopeOutsideHttp(db: Db, accountId: string, limits?: Limits): RequestScope {
+  return makeScope({
+    db,
+    account: { id: accountId, keyId: 'outside-http', readOnly: false, approver: false, keyName: null },
+    limits,
+  });
 }

@@ -92,7 +92,7 @@ export const webhooksRoutes: Routes = async (app, { db, config, metrics }) => {
       config: { sealAnswer },
     },
     async (request, reply) => {
-      const made = await createEndpoint(db, settings, request.account.id, request.body);
+      const made = await createEndpoint(request.scope, { settings, body: request.body });
       const endpoint = tagged(reply, made.value.id, made);
       return reply.code(201).header('location', `/v1/webhook-endpoints/${endpoint.id}`).send(endpoint);
     },
@@ -110,7 +110,7 @@ export const webhooksRoutes: Routes = async (app, { db, config, metrics }) => {
         },
       },
     },
-    async (request) => listEndpointsOf(db, request.account.id),
+    async (request) => listEndpointsOf(request.scope),
   );
 
   app.get(
@@ -126,7 +126,7 @@ export const webhooksRoutes: Routes = async (app, { db, config, metrics }) => {
     },
     async (request, reply) => {
       const { endpointId } = request.params;
-      return tagged(reply, endpointId, await getEndpoint(db, request.account.id, endpointId));
+      return tagged(reply, endpointId, await getEndpoint(request.scope, endpointId));
     },
   );
 
@@ -151,7 +151,7 @@ export const webhooksRoutes: Routes = async (app, { db, config, metrics }) => {
     async (request, reply) => {
       const { endpointId } = request.params;
       return taggedWrite(request, reply, endpointId, (expected) =>
-        patchEndpoint(db, settings, request.account.id, endpointId, request.body, expected),
+        patchEndpoint(request.scope, { settings, id: endpointId, body: request.body, expected }),
       );
     },
   );
@@ -171,7 +171,10 @@ export const webhooksRoutes: Routes = async (app, { db, config, metrics }) => {
     },
     async (request, reply) => {
       const { endpointId } = request.params;
-      await deleteEndpoint(db, request.account.id, endpointId, expectedVersions(request, endpointId));
+      await deleteEndpoint(request.scope, {
+        id: endpointId,
+        expected: expectedVersions(request, endpointId),
+      });
       return reply.code(204).send(null);
     },
   );
@@ -198,7 +201,7 @@ export const webhooksRoutes: Routes = async (app, { db, config, metrics }) => {
     },
     async (request, reply) => {
       const { endpointId } = request.params;
-      return tagged(reply, endpointId, await rotateSecret(db, settings, request.account.id, endpointId));
+      return tagged(reply, endpointId, await rotateSecret(request.scope, { settings, id: endpointId }));
     },
   );
 
@@ -221,7 +224,8 @@ export const webhooksRoutes: Routes = async (app, { db, config, metrics }) => {
         },
       },
     },
-    async (request) => listDeliveries(db, request.account.id, request.params.endpointId, request.query),
+    async (request) =>
+      listDeliveries(request.scope, { endpointId: request.params.endpointId, query: request.query }),
   );
 
   app.post(
@@ -245,7 +249,7 @@ export const webhooksRoutes: Routes = async (app, { db, config, metrics }) => {
     },
     async (request, reply) => {
       const { endpointId, eventId } = request.params;
-      return reply.code(202).send(await retryDelivery(db, request.account.id, endpointId, eventId));
+      return reply.code(202).send(await retryDelivery(request.scope, { endpointId, eventId }));
     },
   );
 };

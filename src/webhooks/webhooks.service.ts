@@ -5,6 +5,7 @@ import { newestEventId } from '../events/events.repository.ts';
 import { decodeNextKey, encodeNextKey } from '../http/next-key.ts';
 import { newId } from '../ids.ts';
 import { AppError, bodyItem, invalid, notFound, type ProblemItem, throwIfProblems } from '../problems.ts';
+import type { RequestScope } from '../shared/scope.ts';
 import { urlProblem } from './destinations.ts';
 import { isSealed, newSecret, open, type SecretKey, seal, secretKeyOf } from './secrets.ts';
 import {
@@ -100,11 +101,11 @@ const withSecret = (row: EndpointRow, secret: string): WebhookEndpointWithSecret
 });
 
 export async function createEndpoint(
-  db: Db,
-  settings: WebhookSettings,
-  accountId: string,
-  body: WebhookEndpointCreateBody,
+  scope: RequestScope,
+  { settings, body }: { settings: WebhookSettings; body: WebhookEndpointCreateBody },
 ): Promise<Versioned<WebhookEndpointWithSecret>> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   throwIfProblems(endpointProblems(body, settings));
   return db.transaction().execute(async (tx) => {
     if ((await countEndpoints(tx, accountId)) >= MAX_ENDPOINTS_PER_ACCOUNT) {
@@ -116,7 +117,7 @@ export async function createEndpoint(
         ),
       ]);
     }
-    const now = new Date().toISOString();
+    const now = scope.now().toISOString();
     const id = newId('webhookEndpoint');
     const secret = newSecret();
     const row: EndpointRow = {
@@ -142,10 +143,9 @@ export async function createEndpoint(
   });
 }
 
-export async function listEndpointsOf(
-  db: Db,
-  accountId: string,
-): Promise<{ webhookEndpoints: WebhookEndpoint[] }> {
+export async function listEndpointsOf(scope: RequestScope): Promise<{ webhookEndpoints: WebhookEndpoint[] }> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   return { webhookEndpoints: (await listEndpoints(db, accountId)).map(toEndpoint) };
 }
 
@@ -155,11 +155,9 @@ async function existingEndpoint(db: Executor, accountId: string, id: string): Pr
   return row;
 }
 
-export async function getEndpoint(
-  db: Db,
-  accountId: string,
-  id: string,
-): Promise<Versioned<WebhookEndpoint>> {
+export async function getEndpoint(scope: RequestScope, id: string): Promise<Versioned<WebhookEndpoint>> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   const row = await existingEndpoint(db, accountId, id);
   return { value: toEndpoint(row), version: row.version };
 }
@@ -177,13 +175,16 @@ async function lockEndpointRoot(
 }
 
 export async function patchEndpoint(
-  db: Db,
-  settings: WebhookSettings,
-  accountId: string,
-  id: string,
-  body: WebhookEndpointPatchBody,
-  expected: ExpectedVersions,
+  scope: RequestScope,
+  {
+    settings,
+    id,
+    body,
+    expected,
+  }: { settings: WebhookSettings; id: string; body: WebhookEndpointPatchBody; expected: ExpectedVersions },
 ): Promise<Versioned<WebhookEndpoint>> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   throwIfProblems(endpointProblems(body, settings));
   return db.transaction().execute(async (tx) => {
     const current = await lockEndpointRoot(tx, accountId, id, expected);
@@ -211,11 +212,11 @@ export async function patchEndpoint(
 }
 
 export async function deleteEndpoint(
-  db: Db,
-  accountId: string,
-  id: string,
-  expected: ExpectedVersions,
+  scope: RequestScope,
+  { id, expected }: { id: string; expected: ExpectedVersions },
 ): Promise<void> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   await db.transaction().execute(async (tx) => {
     await lockEndpointRoot(tx, accountId, id, expected);
     await deleteEndpointRow(tx, accountId, id);
@@ -227,18 +228,20 @@ export async function deleteEndpoint(
  * receivers can switch without losing a delivery. A rotation within the overlap drops the oldest.
  */
 export async function rotateSecret(
-  db: Db,
-  settings: WebhookSettings,
-  accountId: string,
-  id: string,
+  scope: RequestScope,
+  { settings, id }: { settings: WebhookSettings; id: string },
 ): Promise<Versioned<WebhookEndpointWithSecret>> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   return db.transaction().execute(async (tx) => {
     const current = await lockEndpointRoot(tx, accountId, id, null);
     const secret = newSecret();
     const row = await updateEndpoint(tx, accountId, id, {
       secret: seal(secret, settings.secretKey, { accountId, id }),
       previous_secret: current.secret,
-      previous_secret_expires_at: new Date(Date.now() + SECRET_OVERLAP_HOURS * 3_600_000).toISOString(),
+      previous_secret_expires_at: new Date(
+        scope.now().getTime() + SECRET_OVERLAP_HOURS * 3_600_000,
+      ).toISOString(),
     });
     if (!row) throw notFound('Webhook endpoint', id);
     return { value: withSecret(row, secret), version: row.version };
@@ -246,11 +249,11 @@ export async function rotateSecret(
 }
 
 export async function listDeliveries(
-  db: Db,
-  accountId: string,
-  endpointId: string,
-  query: DeliveryListQuery,
+  scope: RequestScope,
+  { endpointId, query }: { endpointId: string; query: DeliveryListQuery },
 ): Promise<{ deliveries: Delivery[]; nextKey?: string }> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   const limit = query.limit ?? 25;
   const beforeEventId = query.nextKey === undefined ? null : decodeNextKey(query.nextKey, 'event');
   await existingEndpoint(db, accountId, endpointId);
@@ -270,11 +273,11 @@ export async function listDeliveries(
  * one attempt. An endpoint that is disabled sends nothing, so its deliveries are not retried (422).
  */
 export async function retryDelivery(
-  db: Db,
-  accountId: string,
-  endpointId: string,
-  eventId: string,
+  scope: RequestScope,
+  { endpointId, eventId }: { endpointId: string; eventId: string },
 ): Promise<Delivery> {
+  const { db } = scope;
+  const accountId = scope.account.id;
   return db.transaction().execute(async (tx) => {
     const endpoint = await existingEndpoint(tx, accountId, endpointId);
     const key = { accountId, endpointId, eventId };
@@ -285,7 +288,7 @@ export async function retryDelivery(
         errors: [{ code: 'endpoint_disabled', in: 'path', pointer: '/endpointId', message: 'is disabled' }],
       });
     }
-    const at = Date.now();
+    const at = scope.now().getTime();
     const now = new Date(at).toISOString();
     const row = await updateDelivery(tx, key, {
       status: 'pending',

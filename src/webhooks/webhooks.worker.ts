@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/database.ts';
 import { type EventRow, eventIdsAfter, findEvents } from '../events/events.repository.ts';
-import { recordEvent, toEvent } from '../events/events.service.ts';
+import { toEvent } from '../events/events.service.ts';
+import { recordEvent } from '../events/outbox.ts';
+import { scopeOutsideHttp } from '../shared/scope.ts';
 import type { Resolve } from './destinations.ts';
 import { open, signatureHeader, UnreadableSecretError } from './secrets.ts';
 import { type AttemptOutcome, send } from './sender.ts';
@@ -191,7 +193,12 @@ export function webhookWorker(options: WorkerOptions): WebhookWorker {
           disabled_reason: 'failing',
         });
         if (disabled) {
-          await recordEvent(tx, accountId, 'webhook_endpoint.disabled', toEndpoint(disabled));
+          await recordEvent(
+            scopeOutsideHttp(db, accountId),
+            tx,
+            'webhook_endpoint.disabled',
+            toEndpoint(disabled),
+          );
           log.warn(
             { accountId, endpointId: endpoint.id, failingSince: endpoint.failing_since },
             'webhook endpoint disabled: every attempt failed for 5 days',

@@ -6,7 +6,7 @@ import { buildApp } from '../../src/app.ts';
 import { bundleDetailsBytes, getBundleDetails } from '../../src/bundle-details/bundle-details.service.ts';
 import { connect } from '../../src/db/connect.ts';
 import { bytesTag } from '../../src/http/conditional.ts';
-import { answerLimits } from '../../src/shared/heavy-answers.ts';
+import { limitsOf, scopeOutsideHttp } from '../../src/shared/scope.ts';
 import { callApp, describeEachDatabase, testConfig } from '../helpers/app.ts';
 import { createBundle } from '../helpers/factories.ts';
 import { countingQueries } from '../helpers/query-counter.ts';
@@ -289,7 +289,7 @@ describeEachDatabase('bundle details', (ctx) => {
     const counted = countingQueries(ctx.db);
     const count = async (bundleIds: string[]) => {
       counted.take();
-      const answer = await getBundleDetails(counted.db, answerLimits(ctx.config), 'acme', {
+      const answer = await getBundleDetails(scopeOutsideHttp(counted.db, 'acme', limitsOf(ctx.config)), {
         bundleIds: bundleIds.join(','),
       });
       assert.equal(answer.bundles.length, bundleIds.length);
@@ -366,7 +366,7 @@ describeEachDatabase('bundle details', (ctx) => {
     // Without the stamp check the answer would hold the first bundle as it was.
     const renaming = renamingAfterFirstRead(first?.option.products[0].id as string);
     try {
-      const answer = await getBundleDetails(renaming.db, answerLimits(ctx.config), 'acme', {
+      const answer = await getBundleDetails(scopeOutsideHttp(renaming.db, 'acme', limitsOf(ctx.config)), {
         bundleIds: ids.join(','),
       });
       const { bundleReads } = renaming.reads;
@@ -385,8 +385,8 @@ describeEachDatabase('bundle details', (ctx) => {
     const query = { bundleIds: ids.join(','), at: new Date().toISOString() };
     const renaming = renamingAfterFirstRead(large[0]?.option.products[0].id as string);
     try {
-      const limits = answerLimits(ctx.config);
-      const written = await bundleDetailsBytes(renaming.db, null, limits, 'acme', null, query, 'gzip');
+      const scope = scopeOutsideHttp(renaming.db, 'acme', limitsOf(ctx.config));
+      const written = await bundleDetailsBytes(scope, { query, cache: null, accepts: 'gzip' });
       assert.ok(renaming.reads.bundleReads > ids.length, 'the rounds ran again');
       assert.equal(written.coding, 'gzip');
       const plain = await details(query);
@@ -419,7 +419,7 @@ describeEachDatabase('bundle details', (ctx) => {
     assert.match(String(plain.headers.vary), /accept-encoding/i);
     const tag = String(plain.headers.etag);
     assert.equal(tag, bytesTag(plain.rawPayload));
-    const built = await getBundleDetails(ctx.db, answerLimits(ctx.config), 'acme', {
+    const built = await getBundleDetails(scopeOutsideHttp(ctx.db, 'acme', limitsOf(ctx.config)), {
       bundleIds: ids.join(','),
       at,
     });
@@ -447,7 +447,9 @@ describeEachDatabase('bundle details', (ctx) => {
     const keptGet = (headers: Record<string, string> = {}) =>
       ctx.app.inject({ method: 'GET', url: kept, headers: { 'x-api-key': ctx.key, ...headers } });
     const now = JSON.stringify(
-      await getBundleDetails(ctx.db, answerLimits(ctx.config), 'acme', { bundleIds: ids.join(',') }),
+      await getBundleDetails(scopeOutsideHttp(ctx.db, 'acme', limitsOf(ctx.config)), {
+        bundleIds: ids.join(','),
+      }),
     );
     for (let hit = 0; hit < 2; hit++) {
       const answer = await keptGet();

@@ -2,10 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { type App, buildApp } from '../../src/app.ts';
 import { getBundleDetails } from '../../src/bundle-details/bundle-details.service.ts';
-import { type CachedDetails, StampedCache } from '../../src/catalogue/stamped-cache.ts';
+import type { CachedDetails } from '../../src/bundle-details/details-answer.ts';
+import { StampedCache } from '../../src/catalogue/stamped-cache.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { connect, type DatabaseHandle } from '../../src/db/connect.ts';
-import { answerLimits } from '../../src/shared/heavy-answers.ts';
+import { limitsOf, scopeOutsideHttp } from '../../src/shared/scope.ts';
 import { type CallOptions, callApp, describeEachDatabase, testConfig } from '../helpers/app.ts';
 import { createBundle } from '../helpers/factories.ts';
 import { countingQueries } from '../helpers/query-counter.ts';
@@ -77,7 +78,7 @@ describeEachDatabase('bundle details cache across instances', (ctx) => {
   const truth = async (query: Record<string, string>) =>
     JSON.parse(
       JSON.stringify(
-        await getBundleDetails(ctx.db, answerLimits(ctx.config), 'acme', {
+        await getBundleDetails(scopeOutsideHttp(ctx.db, 'acme', limitsOf(ctx.config)), {
           bundleIds: query.bundleIds as string,
         }),
       ),

@@ -3,6 +3,7 @@ import { after, test } from 'node:test';
 import { type App, buildApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { AnswerGate } from '../../src/shared/heavy-answers.ts';
+import { limitsOf } from '../../src/shared/scope.ts';
 import { assertProblem, callApp, describeEachDatabase, testConfig } from '../helpers/app.ts';
 import { createBundle } from '../helpers/factories.ts';
 
@@ -38,7 +39,7 @@ describeEachDatabase('answers are bounded in size and in how many are built at o
     const app = await buildApp({
       config,
       database: ctx.database.handle,
-      ...(gate ? { answers: { gate, maxBytes: config.answerMaxBytes } } : {}),
+      ...(gate ? { limits: limitsOf(config, gate) } : {}),
     });
     apps.push(app);
     return app;

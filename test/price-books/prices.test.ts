@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { type Account, authenticate, KnownKeys } from '../../src/keys/keys.service.ts';
 import { putPrices, searchPricedProducts } from '../../src/price-books/price-books.service.ts';
+import { makeScope, scopeOutsideHttp } from '../../src/shared/scope.ts';
 import { describeEachDatabase } from '../helpers/app.ts';
 import { createBundle } from '../helpers/factories.ts';
 import { countingQueries } from '../helpers/query-counter.ts';
@@ -224,16 +225,14 @@ describeEachDatabase('price book entries', (ctx) => {
     const { option } = await book();
     const counted = countingQueries(ctx.db);
     const write = (currency: string) =>
-      putPrices(
-        counted.db,
-        'acme',
-        option.priceBookId,
-        [
+      putPrices(scopeOutsideHttp(counted.db, 'acme'), {
+        id: option.priceBookId,
+        body: [
           { productId: 'BASE-S', currency, listPrice: 5 },
           { productId: 'BASE-L', currency, standardPrice: 7 },
         ],
-        null,
-      );
+        expected: null,
+      });
     await write('USD');
     counted.take();
     const { value } = await write('EUR');
@@ -535,7 +534,11 @@ describeEachDatabase('priced products search', (ctx) => {
     const id = url.split('/').at(-1) ?? '';
     const account = (await authenticate(ctx.db, ctx.key, new KnownKeys())) as Account;
     const search = { q: 'écran', limit: 1, offset: 1 };
-    const { bytes } = await searchPricedProducts(counted.db, null, account, null, id, search);
+    const { bytes } = await searchPricedProducts(makeScope({ db: counted.db, account }), {
+      id,
+      query: search,
+      cache: null,
+    });
     const page = JSON.parse(bytes.toString()) as { total: number; results: { productId: string }[] };
     assert.deepEqual(
       page.results.map((r) => r.productId),

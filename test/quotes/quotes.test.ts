@@ -3,7 +3,7 @@ import { before, describe, test } from 'node:test';
 import type { OptionCreateBody } from '../../src/options/options.schemas.ts';
 import type { Adjustment } from '../../src/pricing/adjustment.schema.ts';
 import { catalogueOf, quote as priceConfiguration } from '../../src/quotes/quotes.service.ts';
-import { answerLimits } from '../../src/shared/heavy-answers.ts';
+import { limitsOf, scopeOutsideHttp } from '../../src/shared/scope.ts';
 import { type CallResult, describeEachDatabase, type TestContext } from '../helpers/app.ts';
 import { type CreatedBundle, createBundle } from '../helpers/factories.ts';
 import { countingQueries } from '../helpers/query-counter.ts';
@@ -369,14 +369,10 @@ describeEachDatabase('POST /v1/quotes/price', (ctx) => {
       const count = async (bundles: CreatedBundle[]) => {
         counted.take();
         const request = { currency: 'USD', bundles: bundles.map((b) => body(b, [[1, extras]]).bundles[0]) };
-        const answer = await priceConfiguration(
-          counted.db,
-          null,
-          answerLimits(ctx.config).gate,
-          'acme',
-          null,
+        const answer = await priceConfiguration(scopeOutsideHttp(counted.db, 'acme', limitsOf(ctx.config)), {
           request,
-        );
+          cache: null,
+        });
         assert.equal(answer.lines.length, 3 * bundles.length);
         return counted.take();
       };
@@ -403,9 +399,9 @@ describeEachDatabase('POST /v1/quotes/price', (ctx) => {
         });
         large.push(made.bundle.id as string);
       }
-      const { gate } = answerLimits(ctx.config);
+      const scope = scopeOutsideHttp(ctx.db, 'acme', limitsOf(ctx.config));
       const load = (bundleIds: string[]) =>
-        catalogueOf(ctx.db, null, gate, 'acme', null, { bundleIds, currency: 'USD', at: undefined });
+        catalogueOf(scope, { cache: null, request: { bundleIds, currency: 'USD', at: undefined } });
       const whole = (await load(large)).catalogue;
       assert.deepEqual([...whole.keys()].sort(), [...large].sort());
       for (const id of large) assert.deepEqual(whole.get(id), (await load([id])).catalogue.get(id));

@@ -1,0 +1,41 @@
+import type { Executor } from '../db/database.ts';
+import { newIdAfter } from '../ids.ts';
+import type { RequestScope } from '../shared/scope.ts';
+import { type EventRow, insertEvents, takeEventTurn } from './events.repository.ts';
+import type { EventType } from './events.schemas.ts';
+
+export interface NewEvent {
+  type: EventType;
+  object: unknown;
+}
+
+/**
+ * Records the events of a write in the write's own transaction `tx`, so they commit with it or not at all, stamped
+ * with the scope's account and request id. Call it last in the transaction: it takes the turn that orders event ids.
+ */
+export async function recordEvents(scope: RequestScope, tx: Executor, events: NewEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  let previous = await takeEventTurn(tx);
+  const createdAt = scope.now().toISOString();
+  const rows: EventRow[] = events.map(({ type, object }) => {
+    previous = newIdAfter('event', previous);
+    return {
+      account_id: scope.account.id,
+      id: previous,
+      type,
+      created_at: createdAt,
+      request_id: scope.requestId,
+      data: JSON.stringify({ object }),
+    };
+  });
+  await insertEvents(tx, rows);
+}
+
+export function recordEvent(
+  scope: RequestScope,
+  tx: Executor,
+  type: EventType,
+  object: unknown,
+): Promise<void> {
+  return recordEvents(scope, tx, [{ type, object }]);
+}

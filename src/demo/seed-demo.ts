@@ -6,6 +6,8 @@ import type { OptionCreateBody } from '../options/options.schemas.ts';
 import { createOption } from '../options/options.service.ts';
 import type { PriceWrite, ProductVariantsBody } from '../price-books/price-books.schemas.ts';
 import { putPrices, putProductVariants } from '../price-books/price-books.service.ts';
+import type { QuoteBody } from '../quotes/quote-records.schemas.ts';
+import { createQuote } from '../quotes/quote-records.service.ts';
 import type { RuleBody, Selector } from '../rules/rules.schemas.ts';
 import { createRule } from '../rules/rules.service.ts';
 import { scopeOutsideHttp } from '../shared/scope.ts';
@@ -204,6 +206,35 @@ function demoRules(
   ];
 }
 
+/** Five laptops with the 12-core processor, 32 GB, the dock (at a rep's price) and two mice each, discounted. */
+function demoQuote(bundleId: string, optionId: (name: string) => string): QuoteBody {
+  const chosen = (name: string, products: QuoteBody['bundles'][number]['options'][number]['products']) => ({
+    optionId: optionId(name),
+    products,
+  });
+  return {
+    currency: 'USD',
+    title: 'Laptops for the design team',
+    customer: { id: 'crm-1001', name: 'Northwind Traders', email: 'buyer@northwind.example' },
+    notes: 'Delivery within three weeks of acceptance.',
+    bundles: [
+      {
+        bundleId,
+        quantity: 5,
+        options: [
+          chosen('Processor', [{ productId: 'DEMO-CPU-12C', quantity: 1, discountPercent: 5 }]),
+          chosen('Memory', [{ productId: 'DEMO-RAM-DDR5', quantity: 1, properties: { sizeGb: '32' } }]),
+          chosen('Warranty', [{ productId: 'DEMO-WARRANTY', quantity: 1 }]),
+          chosen('Accessories', [
+            { productId: 'DEMO-DOCK', quantity: 1, unitPrice: 199 },
+            { productId: 'DEMO-MOUSE', quantity: 2, discountPercent: 10 },
+          ]),
+        ],
+      },
+    ],
+  };
+}
+
 export interface DemoSeed {
   accountId: string;
   bundleId: string;
@@ -219,6 +250,8 @@ export interface DemoSeed {
   variantTables: { priceBookId: string; productId: string }[];
   /** The bundle's configuration rules, in order. */
   rules: { ruleId: string; name: string }[];
+  /** A saved draft quote of five configured laptops, ready to submit and finalize. */
+  quote: { quoteId: string; number: string };
 }
 
 function priceWrites(product: DemoProduct): PriceWrite[] {
@@ -294,7 +327,19 @@ export async function seedDemo(db: Db, accountId: string): Promise<DemoSeed> {
       });
       rules.push({ ruleId: rule.id, name: rule.name });
     }
-    return { accountId, bundleId: bundle.id, headerProductId, options, variantTables, rules };
+    const { value: quote } = await createQuote(scope, {
+      body: demoQuote(bundle.id, optionId),
+      catalogues: { cache: null },
+    });
+    return {
+      accountId,
+      bundleId: bundle.id,
+      headerProductId,
+      options,
+      variantTables,
+      rules,
+      quote: { quoteId: quote.id, number: quote.number },
+    };
   } catch (error) {
     await deleteBundle(scope, { bundleId: bundle.id, expected: null });
     throw error;

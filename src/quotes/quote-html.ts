@@ -45,6 +45,9 @@ const styles = `
   .totals td { border: 0; padding: 3px 6px; } .totals .strong td { font-weight: bold; font-size: 12pt;
     border-top: 2px solid #1d2430; padding-top: 6px; }
   .notes { white-space: pre-wrap; border-top: 1px solid #d9dee5; padding-top: 10px; margin-top: 18px; }
+  td:first-child { overflow-wrap: anywhere; }
+  @media (max-width: 600px) { body { padding: 14px; font-size: 9.5pt; } th, td { padding: 4px 3px; }
+    thead th { font-size: 7pt; letter-spacing: 0; } h1 { font-size: 16pt; } .totals { width: 100%; } }
   @media print { body { padding: 0; } .watermark { position: fixed; } thead { display: table-header-group; }
     tr { break-inside: avoid; } }
 `;

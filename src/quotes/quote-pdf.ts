@@ -1,12 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { create, type Font } from 'fontkit';
 import PDFDocument from 'pdfkit';
 import type { DocumentLine, QuoteDocumentModel } from './quote-document.ts';
 
 // DejaVu Sans, embedded (subset) in every PDF: the PDF standard fonts cover Latin-1 alone, and a currency's
-// symbol often lies outside it (₹, ₩, ₺, ₴, ₦). Read once; pdfkit subsets it per document.
+// symbol often lies outside it (₹, ₩, ₺, ₴, ₦). Parsed once for every document: pdfkit takes a fontkit font as it
+// is, where from the file's bytes it parsed the font's tables again for each document.
 const fontFile = (name: string) =>
-  readFileSync(createRequire(import.meta.url).resolve(`dejavu-fonts-ttf/ttf/${name}`));
+  create(readFileSync(createRequire(import.meta.url).resolve(`dejavu-fonts-ttf/ttf/${name}`))) as Font;
 const regular = fontFile('DejaVuSans.ttf');
 const bold = fontFile('DejaVuSans-Bold.ttf');
 
@@ -27,13 +29,17 @@ const columns = {
 
 type Doc = InstanceType<typeof PDFDocument>;
 
+/** A large faint DRAFT across the page, drawn where the text cursor is left as it was. */
 function watermark(doc: Doc): void {
+  const { x, y } = doc;
   doc.save();
   doc.rotate(-30, { origin: [page.width / 2, page.height / 2] });
   doc.font('bold').fontSize(120).fillColor('#b42318').fillOpacity(0.08);
   doc.text('DRAFT', 0, page.height / 2 - 70, { width: page.width, align: 'center', lineBreak: false });
   doc.restore();
   doc.fillOpacity(1);
+  doc.x = x;
+  doc.y = y;
 }
 
 function tableHead(doc: Doc): void {
@@ -70,7 +76,11 @@ function lineRow(doc: Doc, line: DocumentLine): void {
     doc.heightOfString(line.product, { width: columns.product.width }) + (line.productId === null ? 0 : 11);
   room(doc, productHeight + 6, true);
   const y = doc.y;
-  doc.fillColor(ink).text(line.product, columns.product.x, y, { width: columns.product.width });
+  doc
+    .font('regular')
+    .fontSize(9)
+    .fillColor(ink)
+    .text(line.product, columns.product.x, y, { width: columns.product.width });
   if (line.productId !== null) {
     doc
       .fontSize(7.5)
@@ -91,6 +101,8 @@ export function renderQuotePdf(model: QuoteDocumentModel, createdAt: Date): Prom
   const doc = new PDFDocument({
     size: 'A4',
     margin: page.margin,
+    // Else pdfkit would load Helvetica's metrics for every document, and never use them.
+    font: regular as unknown as string,
     bufferPages: false,
     // A fixed creation date makes the same quote the same bytes, and so the same ETag.
     info: { Title: model.heading, CreationDate: createdAt, Producer: 'cpq', Creator: 'cpq' },
@@ -101,8 +113,8 @@ export function renderQuotePdf(model: QuoteDocumentModel, createdAt: Date): Prom
     doc.on('end', () => resolve(Buffer.concat(chunks)));
     doc.on('error', reject);
   });
-  doc.registerFont('regular', regular);
-  doc.registerFont('bold', bold);
+  doc.registerFont('regular', regular as unknown as Buffer);
+  doc.registerFont('bold', bold as unknown as Buffer);
   if (model.draft) {
     watermark(doc);
     doc.on('pageAdded', () => watermark(doc));

@@ -7,6 +7,8 @@ import { renderQuoteHtml } from './quote-html.ts';
 import { renderQuotePdf } from './quote-pdf.ts';
 import {
   QuoteBody,
+  QuoteDocumentHtml,
+  QuoteDocumentPdf,
   QuoteListQuery,
   QuotePage,
   QuotePatchBody,
@@ -319,8 +321,8 @@ export const quoteRecordsRoutes =
             200: {
               description: 'The document',
               content: {
-                'text/html': { schema: Type.String() },
-                'application/pdf': { schema: Type.String({ format: 'binary' }) },
+                'text/html': { schema: QuoteDocumentHtml },
+                'application/pdf': { schema: QuoteDocumentPdf },
               },
             },
           },

@@ -231,7 +231,14 @@ export const QuotePage = component(
 
 export const QuoteListQuery = Type.Object(
   {
-    status: Type.Optional(QuoteStatusSchema),
+    status: Type.Optional(
+      Type.Unsafe<QuoteStatus>(
+        Type.String({
+          enum: [...quoteStatuses],
+          description: 'Quotes in this status; open: open and not expired; expired: open past expiresAt',
+        }),
+      ),
+    ),
     customerId: Type.Optional(
       Type.String({ minLength: 1, maxLength: 200, description: 'customer.id equals' }),
     ),
@@ -260,3 +267,14 @@ export const QuoteListQuery = Type.Object(
 export type QuoteListQuery = Static<typeof QuoteListQuery>;
 
 export const QuotePath = Type.Object({ quoteId: PathId('Quote id') });
+
+export const QuoteDocumentHtml = component(
+  'QuoteDocumentHtml',
+  Type.String({
+    description: 'One self-contained printable HTML page: its own styles, no script, nothing from any host',
+  }),
+);
+export const QuoteDocumentPdf = component(
+  'QuoteDocumentPdf',
+  Type.String({ format: 'binary', description: 'A PDF made with pdfkit, DejaVu Sans embedded' }),
+);

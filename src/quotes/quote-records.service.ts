@@ -1,6 +1,6 @@
 import { parseHistory, submission, voidStanding } from '../approvals/quote-approvals.ts';
 import type { StampedCache } from '../catalogue/stamped-cache.ts';
-import type { Db, Executor, QuoteStatus } from '../db/database.ts';
+import type { Executor, QuoteStatus } from '../db/database.ts';
 import { StaleVersionError } from '../db/errors.ts';
 import type { ExpectedVersions, Versioned } from '../db/roots.ts';
 import { joinSearchTexts } from '../db/search-text.ts';

@@ -159,6 +159,34 @@ describeEachDatabase('cpq seed-demo', (ctx) => {
     assert.deepEqual(rows, table);
   });
 
+  test('the demo quote is a valid draft the walkthrough submits, finalizes and prints', async () => {
+    const made = await seed('quotes');
+    const key = await ctx.newKey('quotes');
+    const draft = await ctx.call('GET', `/v1/quotes/${made.quote.quoteId}`, { key });
+    assert.equal(draft.status, 200, draft.text);
+    assert.equal(draft.body.number, made.quote.number);
+    assert.equal(draft.body.status, 'draft');
+    assert.deepEqual(draft.body.violations, []);
+    assert.deepEqual(
+      draft.body.lines.map((l: Json) => [l.productId, l.quantity]),
+      [
+        ['DEMO-CPU-12C', 5],
+        ['DEMO-RAM-DDR5', 5],
+        ['DEMO-WARRANTY', 5],
+        ['DEMO-DOCK', 5],
+        ['DEMO-MOUSE', 10],
+      ],
+    );
+    assert.ok(draft.body.discountTotal > 0);
+    for (const action of ['submit', 'finalize']) {
+      const moved = await ctx.call('POST', `/v1/quotes/${made.quote.quoteId}/${action}`, { key });
+      assert.equal(moved.status, 200, moved.text);
+    }
+    const page = await ctx.call('GET', `/v1/quotes/${made.quote.quoteId}/document`, { key });
+    assert.equal(page.status, 200);
+    assert.ok(page.text.includes('Northwind Traders') && page.text.includes('Demo Laptop 15'));
+  });
+
   test('each run adds a bundle and leaves the earlier ones alone; other accounts see none of it', async () => {
     const first = await seed('demo-two');
     const second = await seed('demo-two');

@@ -6,6 +6,7 @@ import { newId } from '../../src/ids.ts';
 import { type OpenApiDocument, operationsOf } from '../fuzz/openapi.ts';
 import { assertProblem, type CallResult, describeEachDatabase, type TestContext } from '../helpers/app.ts';
 import { createBundle } from '../helpers/factories.ts';
+import { pricedBundle } from '../helpers/quotes.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read response JSON freely
 type Json = any;
@@ -203,6 +204,77 @@ describeEachDatabase('events', (ctx) => {
       id: policy.id,
       deleted: true,
     });
+
+    // Quotes: every write and action records its events, each with the quote as the write left it.
+    const { configuration } = await pricedBundle(ctx);
+    const quoteBody = { currency: 'USD', bundles: [configuration()] };
+    const quoteEvent = async (method: string, url: string, status: number, type: string, body?: unknown) => {
+      const object = await onlyEvent(call(method, url, body), status, type);
+      assert.deepEqual(object, result?.body);
+      return object;
+    };
+    const q = await quoteEvent('POST', '/v1/quotes', 201, 'quote.created', quoteBody);
+    const qp = `/v1/quotes/${q.id}`;
+    await quoteEvent('PUT', qp, 200, 'quote.updated', quoteBody);
+    await quoteEvent('PATCH', qp, 200, 'quote.updated', { title: 'Evented' });
+    await quoteEvent('POST', `${qp}/reprice`, 200, 'quote.updated');
+    const beforeSubmit = await lastEventId(ctx);
+    const submitted = await call('POST', `${qp}/submit`)();
+    assert.equal(submitted.status, 200, submitted.text);
+    const submitEvents = await feed(ctx, beforeSubmit);
+    assert.deepEqual(
+      submitEvents.map((e) => [e.type, e.requestId]),
+      [
+        ['quote.submitted', submitted.headers['x-request-id']],
+        ['quote.approved', submitted.headers['x-request-id']],
+      ],
+    );
+    for (const e of submitEvents) assert.deepEqual(e.data.object, submitted.body);
+    await quoteEvent('POST', `${qp}/finalize`, 200, 'quote.finalized');
+    await quoteEvent('POST', `${qp}/decline`, 200, 'quote.declined');
+    await quoteEvent('POST', `${qp}/revise`, 201, 'quote.revised');
+    const accepted = await quoteEvent('POST', '/v1/quotes', 201, 'quote.created', quoteBody);
+    for (const action of ['submit', 'finalize']) {
+      assert.equal((await ctx.call('POST', `/v1/quotes/${accepted.id}/${action}`)).status, 200);
+    }
+    await quoteEvent('POST', `/v1/quotes/${accepted.id}/accept`, 200, 'quote.accepted');
+    const canceled = await quoteEvent('POST', '/v1/quotes', 201, 'quote.created', quoteBody);
+    await quoteEvent('POST', `/v1/quotes/${canceled.id}/cancel`, 200, 'quote.canceled');
+    const deleted = await quoteEvent('POST', '/v1/quotes', 201, 'quote.created', quoteBody);
+    assert.deepEqual(await onlyEvent(call('DELETE', `/v1/quotes/${deleted.id}`), 204, 'quote.deleted'), {
+      id: deleted.id,
+      deleted: true,
+    });
+
+    // Approvals: with a policy every quote matches, a submit waits for an approver, who rejects, then approves.
+    const everyQuote = { name: 'Every quote', when: { totalAbove: { currency: 'USD', amount: 0 } } };
+    const policyMade = await ctx.call('POST', '/v1/approval-policies', { body: everyQuote });
+    assert.equal(policyMade.status, 201, policyMade.text);
+    const approver = await ctx.newKey('acme', { approver: true, name: 'Events approver' });
+    const decide = (action: 'approve' | 'reject', id: string, body?: unknown) => async () => {
+      called.push(`POST /v1/quotes/${id}/${action}`);
+      result = await ctx.call('POST', `/v1/quotes/${id}/${action}`, { key: approver, body });
+      return result;
+    };
+    const waiting = await quoteEvent('POST', '/v1/quotes', 201, 'quote.created', quoteBody);
+    const w = `/v1/quotes/${waiting.id}`;
+    assert.equal(
+      (await quoteEvent('POST', `${w}/submit`, 200, 'quote.submitted')).status,
+      'pending_approval',
+    );
+    const rejected = await onlyEvent(
+      decide('reject', waiting.id, { comment: 'Not yet' }),
+      200,
+      'quote.rejected',
+    );
+    assert.deepEqual(rejected, result?.body);
+    assert.equal(rejected.status, 'draft');
+    await quoteEvent('POST', `${w}/submit`, 200, 'quote.submitted');
+    const approved = await onlyEvent(decide('approve', waiting.id), 200, 'quote.approved');
+    assert.deepEqual(approved, result?.body);
+    assert.equal(approved.status, 'approved');
+    const policyGone = await ctx.call('DELETE', `/v1/approval-policies/${policyMade.body.id}`);
+    assert.equal(policyGone.status, 204);
 
     // A catalogue apply records one event per bundle it made, changed or deleted.
     const applied = await onlyEvent(

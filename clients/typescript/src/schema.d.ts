@@ -462,7 +462,7 @@ export interface paths {
         put?: never;
         /**
          * Submit a draft for approval
-         * @description Prices the draft again and refuses (422 quote_invalid) while it holds violations. With no approval policies in force it goes straight to approved. Events: quote.submitted, quote.approved. Takes If-Match. Lifecycle: draft -> submit -> approved (pending_approval once approval policies exist) -> finalize -> open -> accept | decline; an open quote past expiresAt reads as expired; cancel from draft, pending_approval, approved or open; revise an open, expired or declined quote into a new draft of the same number. A wrong action is 409 invalid_transition. Every action is one compare-and-set of the quote’s status with its event in the same transaction: of two racing on one quote exactly one wins, the other gets 409 (or 412 with a stale If-Match).
+         * @description Prices the draft again and refuses (422 quote_invalid) while it holds violations. When an active approval policy matches the quote as priced, it goes to pending_approval, and `approvals` gains an entry for each matching policy saying why; otherwise straight to approved. Events: quote.submitted, and quote.approved when no policy matched. Takes If-Match. Lifecycle: draft -> submit -> pending_approval (approve or reject) or approved -> finalize -> open -> accept | decline; an open quote past expiresAt reads as expired; cancel from draft, pending_approval, approved or open; revise an open, expired or declined quote into a new draft of the same number. A wrong action is 409 invalid_transition. Every action is one compare-and-set of the quote’s status with its event in the same transaction: of two racing on one quote exactly one wins, the other gets 409 (or 412 with a stale If-Match).
          */
         post: operations["submitQuote"];
         delete?: never;
@@ -482,7 +482,7 @@ export interface paths {
         put?: never;
         /**
          * Finalize an approved quote: it becomes open, and frozen
-         * @description The quote’s lines, prices, names and totals, as stored when it was last priced, never change again: a later price change, rule change or deletion of its bundle does not touch it, nor its document. expiresAt defaults to 30 days after finalizing. Earlier versions of the same number still open or declined become superseded; refused (409) when one of them was accepted. Event: quote.finalized. Takes If-Match. Lifecycle: draft -> submit -> approved (pending_approval once approval policies exist) -> finalize -> open -> accept | decline; an open quote past expiresAt reads as expired; cancel from draft, pending_approval, approved or open; revise an open, expired or declined quote into a new draft of the same number. A wrong action is 409 invalid_transition. Every action is one compare-and-set of the quote’s status with its event in the same transaction: of two racing on one quote exactly one wins, the other gets 409 (or 412 with a stale If-Match).
+         * @description The quote’s lines, prices, names and totals, as stored when it was last priced, never change again: a later price change, rule change or deletion of its bundle does not touch it, nor its document. expiresAt defaults to 30 days after finalizing. Earlier versions of the same number still open or declined become superseded; refused (409) when one of them was accepted. Event: quote.finalized. Takes If-Match. Lifecycle: draft -> submit -> pending_approval (approve or reject) or approved -> finalize -> open -> accept | decline; an open quote past expiresAt reads as expired; cancel from draft, pending_approval, approved or open; revise an open, expired or declined quote into a new draft of the same number. A wrong action is 409 invalid_transition. Every action is one compare-and-set of the quote’s status with its event in the same transaction: of two racing on one quote exactly one wins, the other gets 409 (or 412 with a stale If-Match).
          */
         post: operations["finalizeQuote"];
         delete?: never;
@@ -502,7 +502,7 @@ export interface paths {
         put?: never;
         /**
          * Record the customer’s acceptance of an open quote
-         * @description Event: quote.accepted. Takes If-Match. Lifecycle: draft -> submit -> approved (pending_approval once approval policies exist) -> finalize -> open -> accept | decline; an open quote past expiresAt reads as expired; cancel from draft, pending_approval, approved or open; revise an open, expired or declined quote into a new draft of the same number. A wrong action is 409 invalid_transition. Every action is one compare-and-set of the quote’s status with its event in the same transaction: of two racing on one quote exactly one wins, the other gets 409 (or 412 with a stale If-Match).
+         * @description Event: quote.accepted. Takes If-Match. Lifecycle: draft -> submit -> pending_approval (approve or reject) or approved -> finalize -> open -> accept | decline; an open quote past expiresAt reads as expired; cancel from draft, pending_approval, approved or open; revise an open, expired or declined quote into a new draft of the same number. A wrong action is 409 invalid_transition. Every action is one compare-and-set of the quote’s status with its event in the same transaction: of two racing on one quote exactly one wins, the other gets 409 (or 412 with a stale If-Match).
          */
         post: operations["acceptQuote"];
         delete?: never;
@@ -522,7 +522,7 @@ export interface paths {
         put?: never;
         /**
          * Record that the customer declined an open quote
-         * @description Event: quote.declined. Takes If-Match. Lifecycle: draft -> submit -> approved (pending_approval once approval policies exist) -> finalize -> open -> accept | decline; an open quote past expiresAt reads as expired; cancel from draft, pending_approval, approved or open; revise an open, expired or declined quote into a new draft of the same number. A wrong action is 409 invalid_transition. Every action is one compare-and-set of the quote’s status with its event in the same transaction: of two racing on one quote exactly one wins, the other gets 409 (or 412 with a stale If-Match).
+         * @description Event: quote.declined. Takes If-Match. Lifecycle: draft -> submit -> pending_approval (approve or reject) or approved -> finalize -> open -> accept | decline; an open quote past expiresAt reads as expired; cancel from draft, pending_approval, approved or open; revise an open, expired or declined quote into a new draft of the same number. A wrong action is 409 invalid_transition. Every action is one compare-and-set of the quote’s status with its event in the same transaction: of two racing on one quote exactly one wins, the other gets 409 (or 412 with a stale If-Match).
          */
         post: operations["declineQuote"];
         delete?: never;
@@ -542,7 +542,7 @@ export interface paths {
         put?: never;
         /**
          * Cancel a quote that is not yet accepted or declined
-         * @description From draft, pending_approval, approved or open (expired included). Event: quote.canceled. Takes If-Match. Lifecycle: draft -> submit -> approved (pending_approval once approval policies exist) -> finalize -> open -> accept | decline; an open quote past expiresAt reads as expired; cancel from draft, pending_approval, approved or open; revise an open, expired or declined quote into a new draft of the same number. A wrong action is 409 invalid_transition. Every action is one compare-and-set of the quote’s status with its event in the same transaction: of two racing on one quote exactly one wins, the other gets 409 (or 412 with a stale If-Match).
+         * @description From draft, pending_approval, approved or open (expired included). Event: quote.canceled. Takes If-Match. Lifecycle: draft -> submit -> pending_approval (approve or reject) or approved -> finalize -> open -> accept | decline; an open quote past expiresAt reads as expired; cancel from draft, pending_approval, approved or open; revise an open, expired or declined quote into a new draft of the same number. A wrong action is 409 invalid_transition. Every action is one compare-and-set of the quote’s status with its event in the same transaction: of two racing on one quote exactly one wins, the other gets 409 (or 412 with a stale If-Match).
          */
         post: operations["cancelQuote"];
         delete?: never;
@@ -562,7 +562,7 @@ export interface paths {
         put?: never;
         /**
          * Start the next version of an open, expired or declined quote
-         * @description Answers 201 with a new draft of the same number, version + 1, holding the same configuration priced afresh; the quote revised becomes superseded when the new one is finalized. Refused (409) while a later version of the number is live. Event: quote.revised. Takes If-Match. Lifecycle: draft -> submit -> approved (pending_approval once approval policies exist) -> finalize -> open -> accept | decline; an open quote past expiresAt reads as expired; cancel from draft, pending_approval, approved or open; revise an open, expired or declined quote into a new draft of the same number. A wrong action is 409 invalid_transition. Every action is one compare-and-set of the quote’s status with its event in the same transaction: of two racing on one quote exactly one wins, the other gets 409 (or 412 with a stale If-Match).
+         * @description Answers 201 with a new draft of the same number, version + 1, holding the same configuration priced afresh; the quote revised becomes superseded when the new one is finalized. Refused (409) while a later version of the number is live. Event: quote.revised. Takes If-Match. Lifecycle: draft -> submit -> pending_approval (approve or reject) or approved -> finalize -> open -> accept | decline; an open quote past expiresAt reads as expired; cancel from draft, pending_approval, approved or open; revise an open, expired or declined quote into a new draft of the same number. A wrong action is 409 invalid_transition. Every action is one compare-and-set of the quote’s status with its event in the same transaction: of two racing on one quote exactly one wins, the other gets 409 (or 412 with a stale If-Match).
          */
         post: operations["reviseQuote"];
         delete?: never;
@@ -582,7 +582,7 @@ export interface paths {
         put?: never;
         /**
          * Price a draft again from the catalogue as it is now
-         * @description Its configuration is kept; lines, totals and violations are worked out again. Event: quote.updated. Takes If-Match. Lifecycle: draft -> submit -> approved (pending_approval once approval policies exist) -> finalize -> open -> accept | decline; an open quote past expiresAt reads as expired; cancel from draft, pending_approval, approved or open; revise an open, expired or declined quote into a new draft of the same number. A wrong action is 409 invalid_transition. Every action is one compare-and-set of the quote’s status with its event in the same transaction: of two racing on one quote exactly one wins, the other gets 409 (or 412 with a stale If-Match).
+         * @description Its configuration is kept; lines, totals and violations are worked out again. Event: quote.updated. Takes If-Match. Lifecycle: draft -> submit -> pending_approval (approve or reject) or approved -> finalize -> open -> accept | decline; an open quote past expiresAt reads as expired; cancel from draft, pending_approval, approved or open; revise an open, expired or declined quote into a new draft of the same number. A wrong action is 409 invalid_transition. Every action is one compare-and-set of the quote’s status with its event in the same transaction: of two racing on one quote exactly one wins, the other gets 409 (or 412 with a stale If-Match).
          */
         post: operations["repriceQuote"];
         delete?: never;
@@ -1669,33 +1669,6 @@ export interface components {
             /** @description Why, for the rep and the history: the comment of each entry decided */
             comment?: string | null;
         };
-        /**
-         * @description What happened
-         * @enum {string}
-         */
-        EventType: "bundle.created" | "bundle.updated" | "bundle.deleted" | "bundle.cloned" | "option.created" | "option.updated" | "option.deleted" | "option.cloned" | "option_products.changed" | "price_book.created" | "price_book.updated" | "price_book.deleted" | "prices.changed" | "adjustment.changed" | "product_variants.changed" | "rule.created" | "rule.updated" | "rule.deleted" | "webhook_endpoint.disabled" | "quote.created" | "quote.updated" | "quote.deleted" | "quote.submitted" | "quote.approved" | "quote.rejected" | "quote.finalized" | "quote.accepted" | "quote.declined" | "quote.expired" | "quote.canceled" | "quote.revised" | "approval_policy.created" | "approval_policy.updated" | "approval_policy.deleted";
-        /** @description Something that happened to a resource of the account */
-        Event: {
-            /** @description Event id; ids ascend in the order the writes committed */
-            id: string;
-            type: components["schemas"]["EventType"];
-            accountId: string;
-            /**
-             * Format: date-time
-             * @description RFC 3339 date-time; stored and returned in UTC
-             */
-            createdAt: string;
-            requestId: string | null;
-            data: {
-                /** @description The resource after the write, as its GET answers it; for a delete `{ id, deleted: true }`. option_products.changed: `{ id (option), bundleId, products }`; prices.changed: `{ priceBookId, productIds, currencies }`; adjustment.changed: `{ priceBookId, productId, currency, adjustment }` (null when deleted); product_variants.changed: `{ priceBookId, productId, variants }`; webhook_endpoint.disabled: the endpoint, disabled after 5 days of failed deliveries. */
-                object: unknown;
-            };
-        };
-        EventPage: {
-            events: components["schemas"]["Event"][];
-            /** @description Pass as `after` for the next page; present only when more exist */
-            nextKey?: string;
-        };
         /** @description { optionId }: some product of the option is chosen; { optionId, productId }: that product is chosen in it */
         RuleSelector: {
             /** @description An option of the bundle */
@@ -2184,6 +2157,33 @@ export interface components {
             changes: components["schemas"]["CatalogueChange"][];
         };
         /**
+         * @description What happened
+         * @enum {string}
+         */
+        EventType: "bundle.created" | "bundle.updated" | "bundle.deleted" | "bundle.cloned" | "option.created" | "option.updated" | "option.deleted" | "option.cloned" | "option_products.changed" | "price_book.created" | "price_book.updated" | "price_book.deleted" | "prices.changed" | "adjustment.changed" | "product_variants.changed" | "rule.created" | "rule.updated" | "rule.deleted" | "webhook_endpoint.disabled" | "quote.created" | "quote.updated" | "quote.deleted" | "quote.submitted" | "quote.approved" | "quote.rejected" | "quote.finalized" | "quote.accepted" | "quote.declined" | "quote.expired" | "quote.canceled" | "quote.revised" | "approval_policy.created" | "approval_policy.updated" | "approval_policy.deleted";
+        /** @description Something that happened to a resource of the account */
+        Event: {
+            /** @description Event id; ids ascend in the order the writes committed */
+            id: string;
+            type: components["schemas"]["EventType"];
+            accountId: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 date-time; stored and returned in UTC
+             */
+            createdAt: string;
+            requestId: string | null;
+            data: {
+                /** @description The resource after the write, as its GET answers it; for a delete `{ id, deleted: true }`. option_products.changed: `{ id (option), bundleId, products }`; prices.changed: `{ priceBookId, productIds, currencies }`; adjustment.changed: `{ priceBookId, productId, currency, adjustment }` (null when deleted); product_variants.changed: `{ priceBookId, productId, variants }`; webhook_endpoint.disabled: the endpoint, disabled after 5 days of failed deliveries. */
+                object: unknown;
+            };
+        };
+        EventPage: {
+            events: components["schemas"]["Event"][];
+            /** @description Pass as `after` for the next page; present only when more exist */
+            nextKey?: string;
+        };
+        /**
          * @description draft -> submit -> pending_approval or approved -> finalize -> open -> accept | decline; an open quote past expiresAt reads as expired; cancel from any state before accepted; superseded when a revision of the same number is finalized
          * @enum {string}
          */
@@ -2392,6 +2392,13 @@ export interface components {
             /** @description Present only when another page exists: pass it as nextKey to read it */
             nextKey?: string;
         };
+        /** @description One self-contained printable HTML page: its own styles, no script, nothing from any host */
+        QuoteDocumentHtml: string;
+        /**
+         * Format: binary
+         * @description A PDF made with pdfkit, DejaVu Sans embedded
+         */
+        QuoteDocumentPdf: string;
         /** @description Options and products the bundle does not have are 422 unknown_reference at their pointer; a product selected twice is 422 rule_violation. */
         ConfigureRequest: {
             /**
@@ -7357,7 +7364,8 @@ export interface operations {
     listQuotes: {
         parameters: {
             query?: {
-                status?: components["schemas"]["QuoteStatus"];
+                /** @description Quotes in this status; open: open and not expired; expired: open past expiresAt */
+                status?: "draft" | "pending_approval" | "approved" | "open" | "accepted" | "declined" | "canceled" | "superseded" | "expired";
                 /** @description customer.id equals */
                 customerId?: string;
                 /** @description Every version of this number */
@@ -9616,8 +9624,8 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/html": string;
-                    "application/pdf": string;
+                    "text/html": components["schemas"]["QuoteDocumentHtml"];
+                    "application/pdf": components["schemas"]["QuoteDocumentPdf"];
                 };
             };
             /** @description Not modified: If-None-Match names the current ETag */

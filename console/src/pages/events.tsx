@@ -29,6 +29,18 @@ const listedTypes: Record<EventType, true> = {
   'rule.updated': true,
   'rule.deleted': true,
   'webhook_endpoint.disabled': true,
+  'quote.created': true,
+  'quote.updated': true,
+  'quote.deleted': true,
+  'quote.submitted': true,
+  'quote.approved': true,
+  'quote.rejected': true,
+  'quote.finalized': true,
+  'quote.accepted': true,
+  'quote.declined': true,
+  'quote.expired': true,
+  'quote.canceled': true,
+  'quote.revised': true,
 };
 const types = Object.keys(listedTypes) as EventType[];
 

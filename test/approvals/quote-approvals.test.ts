@@ -2,8 +2,17 @@
 // approver other than the submitter, edits voiding, finalize needing approval, history across revisions, tenancy
 // and races.
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
-import { assertProblem, type CallResult, describeEachDatabase, type TestContext } from '../helpers/app.ts';
+import { after, before, test } from 'node:test';
+import type { Db } from '../../src/db/database.ts';
+import { decideQuote } from '../../src/quotes/quote-approvals.service.ts';
+import { makeScope } from '../../src/shared/scope.ts';
+import {
+  assertProblem,
+  type CallResult,
+  describeEachDatabase,
+  otherInstance,
+  type TestContext,
+} from '../helpers/app.ts';
 import { createBundle } from '../helpers/factories.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read response JSON freely and assert on it
@@ -85,6 +94,17 @@ async function submitted(t: Awaited<ReturnType<typeof tenant>>, quoteBody?: Json
 }
 
 describeEachDatabase('approvals of quotes', (ctx) => {
+  // A second instance on the same database, as a second process would be: the races run across the two.
+  let other: Awaited<ReturnType<typeof otherInstance>>;
+
+  before(async () => {
+    other = await otherInstance(ctx);
+  });
+
+  after(async () => {
+    await other?.close();
+  });
+
   test('with no policy, or none that matches, submit goes straight to approved with no approvals', async () => {
     const none = await tenant(ctx);
     const quote = await submitted(none);
@@ -379,13 +399,15 @@ describeEachDatabase('approvals of quotes', (ctx) => {
     }
   });
 
-  test('two approvers deciding at once: exactly one wins, the other gets 409, and one event is recorded', async () => {
+  test('two approvers deciding at once through two instances: one wins, the other gets 409, one event', async () => {
     const t = await tenant(ctx, [{ name: 'Deep', when: { lineDiscountPercentAbove: 10 } }]);
     for (let round = 0; round < 8; round++) {
       const pending = await submitted(t);
       const [a, b] = await Promise.all([
         t.act(t.dana, pending.id, 'approve'),
-        t.act(t.eve, pending.id, round % 2 === 0 ? 'approve' : 'reject'),
+        other.call('POST', `/v1/quotes/${pending.id}/${round % 2 === 0 ? 'approve' : 'reject'}`, {
+          key: t.eve,
+        }),
       ]);
       const statuses = [a.status, b.status].sort();
       assert.deepEqual(
@@ -412,13 +434,58 @@ describeEachDatabase('approvals of quotes', (ctx) => {
     }
   });
 
-  test('approve racing an edit never leaves an approved quote whose lines differ from those submitted', async () => {
+  test('an approval read before an edit and a new submit, stored after them, is refused: the version is compared', async () => {
+    const t = await tenant(ctx, [{ name: 'Deep', when: { lineDiscountPercentAbove: 10 } }]);
+    const pending = await submitted(t);
+    const dana = ok(await ctx.call('GET', '/v1/keys/current', { key: t.dana }), 200);
+    // The database, but the approval's transaction opens only once the rep has edited and submitted again: the
+    // approval was worked out from the quote as first submitted, and must not land on the new one.
+    const interleaved = new Proxy(ctx.db, {
+      get(target, property) {
+        if (property === 'transaction') {
+          return () => ({
+            execute: async (work: never) => {
+              ok(
+                await ctx.call('PUT', `/v1/quotes/${pending.id}`, {
+                  key: t.rep,
+                  body: t.body({ productId: 'BASE-S', quantity: 5, discountPercent: 30 }),
+                }),
+                200,
+              );
+              ok(await t.act(t.rep, pending.id, 'submit'), 200);
+              return target.transaction().execute(work);
+            },
+          });
+        }
+        const value = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    }) as Db;
+    const scope = makeScope({
+      db: interleaved,
+      account: { id: t.account, keyId: dana.keyId, readOnly: false, approver: true, keyName: 'Dana' },
+    });
+    await assert.rejects(
+      decideQuote(scope, { quoteId: pending.id, action: 'approve', comment: null, expected: null }),
+      (error: Error & { code?: string }) => error.code === 'conflict',
+    );
+    const after = ok(await ctx.call('GET', `/v1/quotes/${pending.id}`, { key: t.rep }), 200);
+    assert.equal(after.status, 'pending_approval');
+    assert.notDeepEqual(after.lines, pending.lines);
+    assert.deepEqual(
+      after.approvals.map((a: Json) => a.decision),
+      ['voided', 'pending'],
+    );
+  });
+
+  test('approve racing an edit (another instance) never leaves approved lines other than those submitted', async () => {
     const t = await tenant(ctx, [{ name: 'Deep', when: { lineDiscountPercentAbove: 10 } }]);
     for (let round = 0; round < 12; round++) {
       const pending = await submitted(t);
       const [decision, edit] = await Promise.all([
         t.act(t.dana, pending.id, 'approve'),
-        t.as(t.rep).call('PUT', `/v1/quotes/${pending.id}`, {
+        other.call('PUT', `/v1/quotes/${pending.id}`, {
+          key: t.rep,
           body: t.body({ productId: 'BASE-S', quantity: 3 + (round % 5), discountPercent: 40 }),
         }),
       ]);

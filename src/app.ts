@@ -178,9 +178,11 @@ export async function buildApp({ config, database, limits = limitsOf(config) }: 
     }
     route.schema ??= {};
     route.schema.response = withResponseHeaders(route, withErrorResponses(response));
-    // OpenAPI 3.1 lets an apiKey requirement name roles: `write` marks what a read-only key may not call.
+    // OpenAPI 3.1 lets an apiKey requirement name roles: `write` marks what a read-only key may not call, `approve`
+    // what only an approver key may.
     const writes = [route.method].flat().some((method) => needsWriteAccess(method, route.config));
-    (route.schema as Record<string, unknown>).security = [{ apiKey: writes ? ['write'] : [] }];
+    const roles = [...(writes ? ['write'] : []), ...(route.config?.approverOnly ? ['approve'] : [])];
+    (route.schema as Record<string, unknown>).security = [{ apiKey: roles }];
   });
 
   await app.register(swagger, {
@@ -192,7 +194,7 @@ export async function buildApp({ config, database, limits = limitsOf(config) }: 
         description:
           'Configure-price-quote backend for product bundles and price books. Every /v1 operation needs an API key ' +
           'in the x-api-key header; an operation whose security names the role `write` refuses read-only keys ' +
-          'with 403. Errors are RFC 9457 problem details (application/problem+json). An answer of 1 KB or more ' +
+          'with 403, and one that names `approve` takes only approver keys (`cpq keys create --approver`). Errors are RFC 9457 problem details (application/problem+json). An answer of 1 KB or more ' +
           'comes compressed when Accept-Encoding asks for br or gzip (by q-value, br on a tie), with ' +
           'Vary: Accept-Encoding.\n\n' +
           describeLimits(config),

@@ -35,6 +35,7 @@ export const quoteApprovalsRoutes: Routes = async (app) => {
     app.post(
       `/quotes/:quoteId/${action}`,
       {
+        config: { approverOnly: true },
         schema: {
           operationId: `${action}Quote`,
           summary: decisions[action].summary,

@@ -10,6 +10,8 @@ export interface Target {
   body?: string;
   /** Bodies sent in turn on each connection, in place of `body` (with one target only). */
   bodies?: string[];
+  /** Connections to drive it with, where not the run's (a heavy answer measured for its latency). */
+  connections?: number;
 }
 
 export interface Measurement {
@@ -106,7 +108,7 @@ export async function measureTogether(
     },
     body: first.body,
     ...(first.bodies === undefined ? {} : { requests: first.bodies.map((body) => ({ body })) }),
-    connections: run.connections,
+    connections: first.connections ?? run.connections,
     duration: run.seconds,
     timeout: 10,
     setupClient: readLean,

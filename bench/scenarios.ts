@@ -28,6 +28,10 @@ export interface Scenario {
   encoding?: string;
   /** What a good answer holds; checked once before the load, so a wrong answer never gets measured. */
   check: (body: Json) => boolean;
+  /** The answer is not JSON: `check` gets its text. */
+  raw?: boolean;
+  /** Connections to drive it with, where not the run's 50. */
+  connections?: number;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: the checks read response JSON freely
@@ -72,7 +76,7 @@ function quantityOf(product: SeededProduct): number {
 }
 
 /** A valid quote: every INCLUDED option at its minCount at least, lines spread up to each option's maxCount. */
-function quoteBody(bundle: SeededBundle, lines: number): string {
+export function quoteBody(bundle: SeededBundle, lines: number): string {
   const capacity = bundle.options.map((o) => Math.min(o.maxCount ?? o.products.length, o.products.length));
   const picks = bundle.options.map((o) => (o.type === 'INCLUDED' ? (o.minCount ?? 1) : 0));
   let count = picks.reduce((a, b) => a + b, 0);
@@ -242,5 +246,63 @@ export async function scenariosFor(
       check: (body) => body.results.length > 0 && body.total >= body.results.length,
     },
     ...(configure ? [configure] : []),
+    ...(await quoteRecordScenarios(baseUrl, key, large, seeded)),
+  ];
+}
+
+/** The PDF of a quote is measured at its latency, one request at a time per core. */
+export const pdfConnections = 2;
+
+/**
+ * Saving a 30-line draft, reading a finalized quote of 30 lines beside the warm details of a bundle of about as many
+ * products, and that quote's PDF. The quote read is made (saved, submitted, finalized) here, once.
+ */
+async function quoteRecordScenarios(
+  baseUrl: string,
+  key: string,
+  large: SeededBundle,
+  seeded: SeededBundle[],
+): Promise<Scenario[]> {
+  const body = quoteBody(large, quoteLines);
+  const headers = { 'x-api-key': key };
+  const made = await callOk({ url: `${baseUrl}/v1/quotes`, method: 'POST', headers, body });
+  for (const action of ['submit', 'finalize']) {
+    await callOk({ url: `${baseUrl}/v1/quotes/${made.id}/${action}`, method: 'POST', headers });
+  }
+  const sameSize = seeded
+    .filter((b) => b.isActive && b.kind !== 'tiny')
+    .reduce((best, b) =>
+      Math.abs(b.productCount - quoteLines) < Math.abs(best.productCount - quoteLines) ? b : best,
+    );
+  return [
+    {
+      name: 'quote-save-30-lines',
+      title: `POST /v1/quotes, a draft of ${quoteLines} lines on a large bundle, priced and saved`,
+      path: '/v1/quotes',
+      method: 'POST',
+      body,
+      check: (saved) => saved.lines.length === quoteLines && saved.violations.length === 0,
+    },
+    {
+      name: 'quote-read-finalized',
+      title: `GET /v1/quotes/{id}, an open (finalized) quote of ${quoteLines} lines`,
+      path: `/v1/quotes/${made.id}`,
+      check: (read) => read.status === 'open' && read.lines.length === quoteLines,
+    },
+    {
+      name: 'details-same-size',
+      title: `GET /v1/bundles-details, 1 bundle of ${sameSize.productCount} products (beside the quote read)`,
+      path: `/v1/bundles-details?bundleIds=${sameSize.id}`,
+      check: (details) => productsIn(details) === sameSize.productCount,
+    },
+    {
+      name: 'quote-pdf-30-lines',
+      title: `GET /v1/quotes/{id}/document as PDF, ${quoteLines} lines, ${pdfConnections} connections`,
+      path: `/v1/quotes/${made.id}/document`,
+      headers: { accept: 'application/pdf' },
+      raw: true,
+      connections: pdfConnections,
+      check: (text: string) => text.startsWith('%PDF-'),
+    },
   ];
 }

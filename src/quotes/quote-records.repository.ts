@@ -41,6 +41,11 @@ export async function replaceQuoteLines(
     .where('account_id', '=', accountId)
     .where('quote_id', '=', quoteId)
     .execute();
+  await insertQuoteLines(tx, lines);
+}
+
+/** The lines of a new quote. */
+export async function insertQuoteLines(tx: Executor, lines: QuoteLineRow[]): Promise<void> {
   // 12 columns a line: 1000 lines (a quote's most) fit both databases' parameter limits in 250s.
   for (let start = 0; start < lines.length; start += 250) {
     await tx

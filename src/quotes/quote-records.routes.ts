@@ -19,7 +19,7 @@ import {
   createQuote,
   DEFAULT_VALIDITY_DAYS,
   deleteQuote,
-  getQuote,
+  getQuoteJson,
   getQuoteRow,
   listQuotes,
   patchQuote,
@@ -193,7 +193,8 @@ export const quoteRecordsRoutes =
       },
       async (request, reply) => {
         const { quoteId } = request.params;
-        return tagged(reply, quoteId, await getQuote(request.scope, quoteId));
+        reply.type('application/json; charset=utf-8');
+        return serialized<SavedQuote>(tagged(reply, quoteId, await getQuoteJson(request.scope, quoteId)));
       },
     );
 

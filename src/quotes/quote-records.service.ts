@@ -14,6 +14,7 @@ import {
   deleteDraft,
   findQuote,
   insertQuote,
+  insertQuoteLines,
   lastVersion,
   listQuotesBefore,
   moveQuote,
@@ -68,7 +69,18 @@ export function statusAt(row: Pick<QuoteRow, 'status' | 'expires_at'>, now: stri
   return row.status === 'open' && row.expires_at !== null && row.expires_at <= now ? 'expired' : row.status;
 }
 
-export function toSavedQuote(row: QuoteRow, now: string): SavedQuote {
+/** What a quote row holds as JSON text, parsed; a write passes those it has in hand. */
+type QuoteParts = Pick<SavedQuote, 'bundles' | 'lines' | 'violations' | 'approvals'>;
+
+const partsOf = (row: QuoteRow): QuoteParts => ({
+  bundles: JSON.parse(row.request_json),
+  lines: JSON.parse(row.lines_json),
+  violations: JSON.parse(row.violations_json),
+  approvals: JSON.parse(row.approvals_json),
+});
+
+/** Everything of the record but its parts. */
+function scalarsOf(row: QuoteRow, now: string): Omit<SavedQuote, keyof QuoteParts> {
   return {
     id: row.id,
     accountId: row.account_id,
@@ -81,13 +93,9 @@ export function toSavedQuote(row: QuoteRow, now: string): SavedQuote {
     notes: row.notes,
     customer: customerOf(row),
     expiresAt: row.expires_at,
-    bundles: JSON.parse(row.request_json),
-    lines: JSON.parse(row.lines_json),
     listTotal: Number(row.list_total),
     discountTotal: Number(row.discount_total),
     total: Number(row.total),
-    violations: JSON.parse(row.violations_json),
-    approvals: JSON.parse(row.approvals_json),
     pricedAt: row.priced_at,
     submittedAt: row.submitted_at,
     finalizedAt: row.finalized_at,
@@ -97,6 +105,19 @@ export function toSavedQuote(row: QuoteRow, now: string): SavedQuote {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
+}
+
+export function toSavedQuote(row: QuoteRow, now: string, parts: QuoteParts = partsOf(row)): SavedQuote {
+  return { ...scalarsOf(row, now), ...parts };
+}
+
+/** The record as JSON text: the row's JSON texts go in as they are stored, never parsed (a read of an open quote). */
+export function savedQuoteJson(row: QuoteRow, now: string): string {
+  const scalars = JSON.stringify(scalarsOf(row, now));
+  return (
+    `${scalars.slice(0, -1)},"bundles":${row.request_json},"lines":${row.lines_json},` +
+    `"violations":${row.violations_json},"approvals":${row.approvals_json}}`
+  );
 }
 
 export const versioned = (row: QuoteRow, now: string): Versioned<SavedQuote> => ({
@@ -221,16 +242,18 @@ const PRICED_WRITE_TRIES = 5;
 async function pricedWrite(
   scope: RequestScope,
   input: { quoteId: string; expected: ExpectedVersions; action: QuoteAction | 'edit' },
-  work: (
-    row: QuoteRow,
-  ) => Promise<{ changes: Partial<QuoteRow>; lines: SavedQuoteLine[]; events: NewEvent['type'][] }>,
+  work: (row: QuoteRow) => Promise<{
+    changes: Partial<QuoteRow>;
+    parts: Omit<QuoteParts, 'approvals'>;
+    events: NewEvent['type'][];
+  }>,
 ): Promise<Versioned<SavedQuote>> {
   const from = input.action === 'edit' ? editable : startsFrom[input.action];
   for (let attempt = 1; ; attempt++) {
     const read = await readForWrite(scope, input.quoteId, input.expected);
     if (!from.includes(read.status))
       await explainMiss(scope.db, scope, input.quoteId, input.expected, input.action, from);
-    const { changes, lines, events } = await work(read);
+    const { changes, parts, events } = await work(read);
     const moved = await scope.db.transaction().execute(async (tx) => {
       const row = await moveQuote(tx, {
         accountId: scope.account.id,
@@ -240,16 +263,19 @@ async function pricedWrite(
         changes: { ...changes, updated_at: scope.now().toISOString() },
       });
       if (!row) return undefined;
-      await replaceQuoteLines(tx, row.account_id, row.id, lineRows(row.account_id, row.id, lines));
-      const object = toSavedQuote(row, row.updated_at);
+      await replaceQuoteLines(tx, row.account_id, row.id, lineRows(row.account_id, row.id, parts.lines));
+      const object = toSavedQuote(row, row.updated_at, {
+        ...parts,
+        approvals: JSON.parse(row.approvals_json),
+      });
       await recordEvents(
         scope,
         tx,
         events.map((type) => ({ type, object })),
       );
-      return row;
+      return { value: object, version: row.row_version };
     });
-    if (moved) return versioned(moved, moved.updated_at);
+    if (moved) return moved;
     if (attempt === PRICED_WRITE_TRIES) {
       throw new AppError('conflict', `Quote ${input.quoteId} kept changing while it was priced; try again`);
     }
@@ -299,17 +325,23 @@ export async function createQuote(
       updated_at: now,
     };
     await insertQuote(tx, row);
-    await replaceQuoteLines(tx, accountId, id, lineRows(accountId, id, priced.lines));
-    const value = toSavedQuote(row, now);
+    await insertQuoteLines(tx, lineRows(accountId, id, priced.lines));
+    const value = toSavedQuote(row, now, {
+      bundles: body.bundles,
+      lines: priced.lines,
+      violations: priced.violations,
+      approvals: [],
+    });
     await recordEvents(scope, tx, [{ type: 'quote.created', object: value }]);
     return { value, version: row.row_version };
   });
 }
 
-export async function getQuote(scope: RequestScope, quoteId: string): Promise<Versioned<SavedQuote>> {
+/** A quote as its JSON text, made from its row without parsing what the row holds as JSON. */
+export async function getQuoteJson(scope: RequestScope, quoteId: string): Promise<Versioned<string>> {
   const row = await findQuote(scope.db, scope.account.id, quoteId);
   if (!row) throw notFound('Quote', quoteId);
-  return versioned(row, scope.now().toISOString());
+  return { value: savedQuoteJson(row, scope.now().toISOString()), version: row.row_version };
 }
 
 /** The stored quote row itself, for a reader that renders it (the document). */
@@ -377,7 +409,7 @@ export async function replaceQuote(
         ...pricedColumns(body, priced),
         search_text: searchText({ ...row, ...header }),
       },
-      lines: priced.lines,
+      parts: { bundles: body.bundles, lines: priced.lines, violations: priced.violations },
       events: ['quote.updated'],
     };
   });
@@ -404,7 +436,7 @@ export async function patchQuote(
         ...pricedColumns(request, priced),
         search_text: searchText({ ...row, ...header }),
       },
-      lines: priced.lines,
+      parts: { bundles: request.bundles, lines: priced.lines, violations: priced.violations },
       events: ['quote.updated'],
     };
   });
@@ -430,8 +462,9 @@ export async function pricedTransition(
   return pricedWrite(scope, input, async (row) => {
     const request = storedRequest(row);
     const priced = await price(scope, input.catalogues, request);
+    const partsPriced = { bundles: request.bundles, lines: priced.lines, violations: priced.violations };
     if (input.action === 'reprice') {
-      return { changes: pricedColumns(request, priced), lines: priced.lines, events: ['quote.updated'] };
+      return { changes: pricedColumns(request, priced), parts: partsPriced, events: ['quote.updated'] };
     }
     if (priced.violations.length > 0) throw invalid('quote_invalid', priced.violations);
     // Pending approval when an active approval policy matches the quote as now priced (C19), else approved.
@@ -455,7 +488,7 @@ export async function pricedTransition(
         submitted_at: submittedAt,
         submitted_key_id: scope.account.keyId,
       },
-      lines: priced.lines,
+      parts: partsPriced,
       events: status === 'approved' ? ['quote.submitted', 'quote.approved'] : ['quote.submitted'],
     };
   });
@@ -599,8 +632,13 @@ export async function reviseQuote(
       updated_at: now,
     };
     await insertQuote(tx, row);
-    await replaceQuoteLines(tx, row.account_id, id, lineRows(row.account_id, id, priced.lines));
-    const value = toSavedQuote(row, now);
+    await insertQuoteLines(tx, lineRows(row.account_id, id, priced.lines));
+    const value = toSavedQuote(row, now, {
+      bundles: request.bundles,
+      lines: priced.lines,
+      violations: priced.violations,
+      approvals: JSON.parse(old.approvals_json),
+    });
     await recordEvents(scope, tx, [{ type: 'quote.revised', object: value }]);
     return { value, version: row.row_version };
   });

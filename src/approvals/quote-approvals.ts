@@ -31,11 +31,6 @@ export interface DecidingKey {
 
 export const parseHistory = (json: string): ApprovalEntry[] => JSON.parse(json) as ApprovalEntry[];
 
-/** Whether the submission of `quoteVersion` still waits for a decision. */
-export function isPending(history: readonly ApprovalEntry[], quoteVersion: number): boolean {
-  return history.some((entry) => entry.quoteVersion === quoteVersion && entry.decision === 'pending');
-}
-
 /** The history with the pending entries of `quoteVersion` given `decision` by `key`. */
 export function decide(
   history: readonly ApprovalEntry[],

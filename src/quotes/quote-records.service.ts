@@ -141,6 +141,20 @@ function headerColumns(body: QuotePatchBody) {
   return columns;
 }
 
+/** The header columns of a whole body (a create, a PUT): a field left out is null. */
+function wholeHeader(body: QuoteBody) {
+  return {
+    title: null,
+    notes: null,
+    customer_id: null,
+    customer_name: null,
+    customer_email: null,
+    expires_at: null,
+    at: null,
+    ...headerColumns(body),
+  };
+}
+
 function searchText(row: Pick<QuoteRow, 'number' | 'title' | 'customer_name' | 'customer_email'>): string {
   return joinSearchTexts([row.number, row.title, row.customer_name, row.customer_email]);
 }
@@ -175,10 +189,11 @@ function lineRows(accountId: string, quoteId: string, lines: SavedQuoteLine[]): 
   }));
 }
 
+/** A configuration to price: the body's, or the one a quote row holds. */
+type PricedRequest = Pick<QuoteBody, 'currency' | 'bundles'> & { at?: string | null };
+
 /** A 400 for the single-field problems of a body (decimal places, an instant out of range); the instant to price at. */
-function checkedInstant(
-  body: Pick<QuoteBody, 'currency' | 'bundles'> & { at?: string | null },
-): string | undefined {
+function checkedInstant(body: PricedRequest): string | undefined {
   const problems = checkQuoteBody(body);
   const instant = requestedInstant(body.at ?? undefined);
   if ('problem' in instant) problems.push(instant.problem);
@@ -190,7 +205,7 @@ function checkedInstant(
 async function price(
   scope: RequestScope,
   catalogues: QuoteCatalogues,
-  body: Pick<QuoteBody, 'currency' | 'bundles'> & { at?: string | null },
+  body: PricedRequest,
 ): Promise<PricedQuote> {
   const requested = checkedInstant(body);
   const { catalogue, at } = await catalogueOf(scope, {
@@ -282,6 +297,34 @@ async function pricedWrite(
   }
 }
 
+/** The columns of a quote made at `now` that nothing has yet moved along its lifecycle. */
+const unsubmitted = (now: string) => ({
+  submitted_key_id: null,
+  submitted_at: null,
+  finalized_at: null,
+  accepted_at: null,
+  declined_at: null,
+  canceled_at: null,
+  row_version: 1,
+  created_at: now,
+  updated_at: now,
+});
+
+/** Inserts a new quote (created, or a revision) with its lines and its event; answers it. */
+async function insertNewQuote(
+  scope: RequestScope,
+  tx: Executor,
+  row: QuoteRow,
+  parts: QuoteParts,
+  type: 'quote.created' | 'quote.revised',
+): Promise<Versioned<SavedQuote>> {
+  await insertQuote(tx, row);
+  await insertQuoteLines(tx, lineRows(row.account_id, row.id, parts.lines));
+  const value = toSavedQuote(row, row.created_at, parts);
+  await recordEvents(scope, tx, [{ type, object: value }]);
+  return { value, version: row.row_version };
+}
+
 export async function createQuote(
   scope: RequestScope,
   input: { body: QuoteBody; catalogues: QuoteCatalogues },
@@ -293,15 +336,7 @@ export async function createQuote(
     const accountId = scope.account.id;
     const id = newId('quote');
     const number = await takeQuoteNumber(tx, accountId);
-    const header = {
-      title: null,
-      notes: null,
-      customer_id: null,
-      customer_name: null,
-      customer_email: null,
-      expires_at: null,
-      ...headerColumns(body),
-    };
+    const header = wholeHeader(body);
     const row: QuoteRow = {
       account_id: accountId,
       id,
@@ -309,31 +344,19 @@ export async function createQuote(
       version: 1,
       status: 'draft',
       currency: body.currency,
-      at: body.at ?? null,
       ...header,
       ...pricedColumns(body, priced),
       approvals_json: '[]',
       search_text: searchText({ number, ...header }),
-      submitted_key_id: null,
-      submitted_at: null,
-      finalized_at: null,
-      accepted_at: null,
-      declined_at: null,
-      canceled_at: null,
-      row_version: 1,
-      created_at: now,
-      updated_at: now,
+      ...unsubmitted(now),
     };
-    await insertQuote(tx, row);
-    await insertQuoteLines(tx, lineRows(accountId, id, priced.lines));
-    const value = toSavedQuote(row, now, {
+    const parts = {
       bundles: body.bundles,
       lines: priced.lines,
       violations: priced.violations,
       approvals: [],
-    });
-    await recordEvents(scope, tx, [{ type: 'quote.created', object: value }]);
-    return { value, version: row.row_version };
+    };
+    return insertNewQuote(scope, tx, row, parts, 'quote.created');
   });
 }
 
@@ -372,6 +395,20 @@ export async function listQuotes(
   return rows.length > limit && last ? { quotes, nextKey: encodeNextKey(last.id) } : { quotes };
 }
 
+/** The configuration a quote row holds, as a body to price. */
+const storedRequest = (row: QuoteRow): PricedRequest => ({
+  currency: row.currency,
+  at: row.at,
+  bundles: JSON.parse(row.request_json) as QuoteBody['bundles'],
+});
+
+/** What a pricing of `request` shows in the record. */
+const pricedParts = (request: PricedRequest, priced: PricedQuote) => ({
+  bundles: request.bundles,
+  lines: priced.lines,
+  violations: priced.violations,
+});
+
 /** An edit returns a quote to draft: the approval it was waiting for or had been given is void (C19). */
 function voidedApprovals(scope: RequestScope, row: QuoteRow): Pick<QuoteRow, 'approvals_json'> {
   const history = voidStanding(
@@ -383,50 +420,15 @@ function voidedApprovals(scope: RequestScope, row: QuoteRow): Pick<QuoteRow, 'ap
   return { approvals_json: JSON.stringify(history) };
 }
 
-/** PUT: the whole draft replaced and re-priced. */
-export async function replaceQuote(
+/** An edit: the header columns changed, the quote back to draft, priced from the configuration `requestOf` gives. */
+function editQuote(
   scope: RequestScope,
-  input: { quoteId: string; body: QuoteBody; expected: ExpectedVersions; catalogues: QuoteCatalogues },
+  input: { quoteId: string; expected: ExpectedVersions; catalogues: QuoteCatalogues },
+  header: Partial<QuoteRow>,
+  requestOf: (row: QuoteRow) => PricedRequest,
 ): Promise<Versioned<SavedQuote>> {
-  const { body } = input;
-  const header = {
-    title: null,
-    notes: null,
-    customer_id: null,
-    customer_name: null,
-    customer_email: null,
-    expires_at: null,
-    at: null,
-    ...headerColumns(body),
-  };
   return pricedWrite(scope, { ...input, action: 'edit' }, async (row) => {
-    const priced = await price(scope, input.catalogues, body);
-    return {
-      changes: {
-        ...header,
-        status: 'draft',
-        ...voidedApprovals(scope, row),
-        ...pricedColumns(body, priced),
-        search_text: searchText({ ...row, ...header }),
-      },
-      parts: { bundles: body.bundles, lines: priced.lines, violations: priced.violations },
-      events: ['quote.updated'],
-    };
-  });
-}
-
-/** PATCH: header fields changed, the configuration kept and re-priced. */
-export async function patchQuote(
-  scope: RequestScope,
-  input: { quoteId: string; body: QuotePatchBody; expected: ExpectedVersions; catalogues: QuoteCatalogues },
-): Promise<Versioned<SavedQuote>> {
-  const header = headerColumns(input.body);
-  return pricedWrite(scope, { ...input, action: 'edit' }, async (row) => {
-    const request = {
-      currency: header.currency ?? row.currency,
-      at: header.at === undefined ? row.at : header.at,
-      bundles: JSON.parse(row.request_json) as QuoteBody['bundles'],
-    };
+    const request = requestOf(row);
     const priced = await price(scope, input.catalogues, request);
     return {
       changes: {
@@ -436,18 +438,32 @@ export async function patchQuote(
         ...pricedColumns(request, priced),
         search_text: searchText({ ...row, ...header }),
       },
-      parts: { bundles: request.bundles, lines: priced.lines, violations: priced.violations },
+      parts: pricedParts(request, priced),
       events: ['quote.updated'],
     };
   });
 }
 
-/** The configuration a quote row holds, as a body to price. */
-const storedRequest = (row: QuoteRow) => ({
-  currency: row.currency,
-  at: row.at,
-  bundles: JSON.parse(row.request_json) as QuoteBody['bundles'],
-});
+/** PUT: the whole draft replaced and re-priced; the header fields left out are cleared. */
+export function replaceQuote(
+  scope: RequestScope,
+  input: { quoteId: string; body: QuoteBody; expected: ExpectedVersions; catalogues: QuoteCatalogues },
+): Promise<Versioned<SavedQuote>> {
+  return editQuote(scope, input, wholeHeader(input.body), () => input.body);
+}
+
+/** PATCH: header fields changed, the configuration kept and re-priced. */
+export function patchQuote(
+  scope: RequestScope,
+  input: { quoteId: string; body: QuotePatchBody; expected: ExpectedVersions; catalogues: QuoteCatalogues },
+): Promise<Versioned<SavedQuote>> {
+  const header = headerColumns(input.body);
+  return editQuote(scope, input, header, (row) => ({
+    ...storedRequest(row),
+    ...(header.currency === undefined ? {} : { currency: header.currency }),
+    ...(header.at === undefined ? {} : { at: header.at }),
+  }));
+}
 
 /** reprice (a draft priced again from the catalogue) and submit (priced again, refused while violations remain). */
 export async function pricedTransition(
@@ -462,7 +478,7 @@ export async function pricedTransition(
   return pricedWrite(scope, input, async (row) => {
     const request = storedRequest(row);
     const priced = await price(scope, input.catalogues, request);
-    const partsPriced = { bundles: request.bundles, lines: priced.lines, violations: priced.violations };
+    const partsPriced = pricedParts(request, priced);
     if (input.action === 'reprice') {
       return { changes: pricedColumns(request, priced), parts: partsPriced, events: ['quote.updated'] };
     }
@@ -621,26 +637,15 @@ export async function reviseQuote(
       expires_at: null,
       ...pricedColumns(request, priced),
       approvals_json: old.approvals_json,
-      submitted_key_id: null,
-      submitted_at: null,
-      finalized_at: null,
-      accepted_at: null,
-      declined_at: null,
-      canceled_at: null,
-      row_version: 1,
-      created_at: now,
-      updated_at: now,
+      ...unsubmitted(now),
     };
-    await insertQuote(tx, row);
-    await insertQuoteLines(tx, lineRows(row.account_id, id, priced.lines));
-    const value = toSavedQuote(row, now, {
+    const parts = {
       bundles: request.bundles,
       lines: priced.lines,
       violations: priced.violations,
       approvals: JSON.parse(old.approvals_json),
-    });
-    await recordEvents(scope, tx, [{ type: 'quote.revised', object: value }]);
-    return { value, version: row.row_version };
+    };
+    return insertNewQuote(scope, tx, row, parts, 'quote.revised');
   });
 }
 

@@ -21,12 +21,13 @@ const QuoteInvalid = Type.Ref('Problem', {
     'account does not have; `errors` lists every violation',
 });
 
-export const quotesRoutes: Routes = async (app, { db, config, metrics }) => {
+export const quotesRoutes: Routes = async (app, options) => {
+  const { config, metrics } = options;
   // Bounded like the details cache, and like it checked against the database on every request.
   const cache =
     config.detailsCacheBytes > 0 ? new StampedCache<CachedCatalogue>(config.detailsCacheBytes) : null;
   if (cache) metrics.watchCache('quote_catalogues', cache);
-  await app.register(quoteRecordsRoutes({ cache }), { db, config, metrics });
+  await app.register(quoteRecordsRoutes({ cache }), options);
   app.post(
     '/quotes/price',
     {

@@ -50,7 +50,7 @@ for (const shape of shapes) {
       try {
         for (let run = 0; run < 3; run++) {
           const began = performance.now();
-          const answer = configure(model, { chosen, rejected: [] }, maxSteps);
+          const answer = configure(model, { chosen, rejected: [] }, { maxSteps });
           least = Math.min(least, performance.now() - began);
           if (run === 0 && !answer.valid) invalid++;
         }

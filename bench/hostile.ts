@@ -51,16 +51,25 @@ const propertiesPerAttack = 200;
 /** 698 KB of `1,`: one schema error per element, as in the review. */
 const hostileArrayItems = 349_000;
 
-function latencies(samples: number[]): Omit<Latencies, 'failures'> {
+export function latencies(samples: number[]): Omit<Latencies, 'failures'> {
   const sorted = Float64Array.from(samples).sort();
   const at = (q: number) =>
     sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? Number.NaN;
   return { samples: sorted.length, p50Ms: at(0.5), p99Ms: at(0.99), maxMs: sorted.at(-1) ?? Number.NaN };
 }
 
-/** /healthz one request at a time until `stop` settles (bench/health-probe.ts): how long a cheap request waits. */
-async function probeHealth(baseUrl: string, stop: Promise<unknown>): Promise<Latencies> {
-  const probe = new Worker(new URL('./health-probe.ts', import.meta.url), { workerData: { baseUrl } });
+/**
+ * /healthz (or another cheap read) one request at a time until `stop` settles (bench/health-probe.ts): how long a
+ * cheap request waits.
+ */
+export async function probeHealth(
+  baseUrl: string,
+  stop: Promise<unknown>,
+  read: { path?: string; headers?: Record<string, string>; intervalMs?: number } = {},
+): Promise<Latencies> {
+  const probe = new Worker(new URL('./health-probe.ts', import.meta.url), {
+    workerData: { baseUrl, ...read },
+  });
   const answer = new Promise<{ samples: number[]; failures: number }>((resolve, reject) => {
     probe.once('message', resolve);
     probe.once('error', reject);

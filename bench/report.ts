@@ -1,6 +1,7 @@
 // Targets, and the two forms of the results: JSON for machines and diffs, Markdown for people.
 
 import { type CatalogueFileResult, catalogueRssLimitBytes } from './catalogue-file.ts';
+import { type ConfigureHardResult, configureHardSection } from './configure-hard.ts';
 import type { HostileResult } from './hostile.ts';
 import type { Measurement } from './load.ts';
 import type { WebhooksResult } from './webhooks.ts';
@@ -89,6 +90,8 @@ export interface DatabaseResult {
   webhooks: WebhooksResult | null;
   /** Normal load alone, then beside hostile requests (bench/hostile.ts). */
   hostile: HostileResult | null;
+  /** Hard configure requests beside reads (bench/configure-hard.ts). */
+  configureHard?: ConfigureHardResult | null;
   /** A catalogue file applied, exported and applied again (bench/catalogue-file.ts). */
   catalogueFile: CatalogueFileResult | null;
   workers: WorkersResult | null;
@@ -532,6 +535,7 @@ export function toMarkdown(results: Results): string {
       );
     }
     if (db.hostile) lines.push(...hostileSection(db.hostile));
+    if (db.configureHard) lines.push(...configureHardSection(db.configureHard));
     lines.push(...workersSection(db.workers ?? null));
     lines.push(
       ...growthTable(

@@ -66,3 +66,40 @@ export function generateRules(random: () => number, options: readonly RuleOption
     return named(random() < 0.5 ? 'requires' : 'excludes', when, distinct);
   });
 }
+
+/**
+ * The pigeonhole bundle, the hardest kind of configure within the limits: `pigeons` INCLUDED options of the same
+ * `holes` products, each taking one, and per option and product a rule that the product chosen there excludes it in
+ * every other option. With more pigeons than holes no valid configuration exists, and any proof of that by
+ * resolution (what the configurator's search amounts to) grows exponentially. The options as the API creates them.
+ */
+export function pigeonholeOptions(pigeons: number, holes: number) {
+  return Array.from({ length: pigeons }, (_, o) => ({
+    name: `Seat ${o + 1}`,
+    type: 'INCLUDED' as const,
+    configuration: { minCount: 1, maxCount: 1 },
+    products: Array.from({ length: holes }, (_, p) => ({
+      productId: `HOLE-${p + 1}`,
+      properties: { name: `Hole ${p + 1}` },
+    })),
+  }));
+}
+
+/** The pigeonhole's rules over its options' ids (in order) and `holes` products: pigeons x holes of them. */
+export function pigeonholeRules(optionIds: readonly string[], holes: number): GeneratedRule[] {
+  return optionIds.flatMap((optionId) =>
+    Array.from({ length: holes }, (_, p): GeneratedRule => {
+      const productId = `HOLE-${p + 1}`;
+      const then = optionIds
+        .filter((other) => other !== optionId)
+        .map((other) => ({ optionId: other, productId }));
+      return {
+        name: `One seat per hole ${p + 1}`,
+        kind: 'excludes',
+        when: { optionId, productId },
+        then,
+        message: null,
+      };
+    }),
+  );
+}

@@ -25,6 +25,7 @@ import {
   tinyPlan,
 } from './catalogue.ts';
 import { type CatalogueFileResult, measureCatalogueFile } from './catalogue-file.ts';
+import { configureHardTargets, measureConfigureHard } from './configure-hard.ts';
 import { measureHostile } from './hostile.ts';
 import { measure, measureTogether, percentile, type Target } from './load.ts';
 import {
@@ -497,6 +498,28 @@ function hostileBeside(service: ServiceUnderTest, key: string, seeded: SeededBun
   return measureHostile(service, key, { large, typical: active('typical') }, normal, settings.seconds);
 }
 
+/** Hard configure requests beside reads of a typical bundle; then the configure scenario's first state, searched. */
+function configureHardBeside(
+  service: ServiceUnderTest,
+  key: string,
+  configure: Scenario,
+  seeded: SeededBundle[],
+) {
+  const readBundle = seeded.find((b) => b.kind === 'typical' && b.isActive);
+  const first = configure.bodies?.[0] ?? configure.body;
+  if (!readBundle || first === undefined) throw new BenchError('no typical bundle or configure state to use');
+  return measureConfigureHard(service, key, {
+    seconds: settings.seconds,
+    budgetMs: 1000,
+    readBundleId: readBundle.id,
+    // Two of the bundle: a state not kept yet, so it is searched in a thread.
+    small: {
+      url: `${service.baseUrl}${configure.path}`,
+      body: JSON.stringify({ ...JSON.parse(first), quantity: 2 }),
+    },
+  });
+}
+
 /** A service like `service` that keeps no configure outcome, so that every configure request is searched. */
 function startSearching(service: ServiceUnderTest): Promise<ServiceUnderTest> {
   return ServiceUnderTest.start({
@@ -755,6 +778,9 @@ async function benchDatabase(dialect: Dialect): Promise<DatabaseResult> {
       if (args.scenario === undefined || args.scenario.includes('hostile')) {
         result.hostile = await hostileBeside(service, key, catalogue.seeded);
       }
+      if ((args.scenario === undefined || args.scenario.includes('configure-hard')) && configure) {
+        result.configureHard = await configureHardBeside(service, key, configure, catalogue.seeded);
+      }
       if (args.scenario === undefined || args.scenario.includes('workers')) {
         result.workers = await measureWorkers(service, scenarios, key);
       }
@@ -783,6 +809,7 @@ async function benchDatabase(dialect: Dialect): Promise<DatabaseResult> {
         { ...ratioPair, quote: quoteScenario },
       ),
       ...(result.hostile ? hostileTargets(result.hostile) : []),
+      ...(result.configureHard ? configureHardTargets(result.configureHard) : []),
       ...(catalogueFile ? catalogueFileTargets(catalogueFile) : []),
     ];
     return result;
@@ -845,6 +872,10 @@ const failed = results.databases.flatMap((db) => {
         ])
       : []),
     ['hostile requests beside normal load', db.hostile?.failures ?? 0],
+    [
+      'reads beside hard configures',
+      (db.configureHard?.healthz.failures ?? 0) + (db.configureHard?.read.failures ?? 0),
+    ],
     ...(db.workers?.pairs ?? []).flatMap(({ one, two }): [string, number][] => [
       [`${one.name} on 1 worker`, one.failures],
       [`${two.name} on ${db.workers?.count} workers`, two.failures],

@@ -7,6 +7,7 @@ import { MAX_JSON_DEPTH } from './http/json-body.ts';
 import { nodeHttp } from './http/node-http.ts';
 import { OptionProductsAddBody } from './options/options.schemas.ts';
 import {
+  MAX_CSV_ROWS,
   MAX_DYNAMIC_VARIANTS,
   MAX_VARIANT_TABLE_CHARACTERS,
   PricesDeleteBody,
@@ -50,10 +51,12 @@ export function describeLimits(config: Config): string {
       `a time per server process (HEAVY_ANSWERS_AT_ONCE), ${config.heavyAnswersQueued} more waiting their turn ` +
       '(HEAVY_ANSWERS_QUEUED); beyond that, 503 service_unavailable with Retry-After. Answers served from the ' +
       'cache and other requests do not wait.',
-    `- Configure: at most ${config.configureMaxSteps} search steps per request (CONFIGURE_MAX_STEPS); past them, ` +
-      '422 configuration_too_complex: select or reject more products to narrow the search.',
+    `- Configure: at most ${config.configureBudgetMs} ms of CPU time per request (CONFIGURE_BUDGET_MS) and ` +
+      `${config.configureMaxSteps} search steps per search (CONFIGURE_MAX_STEPS), searched off the event loop in up ` +
+      `to ${config.configureThreads} threads per server process (CONFIGURE_THREADS); past them, 422 ` +
+      'configuration_too_complex: select or reject more products to narrow the search.',
     `- Option products added per request: ${range(declaredSchema(OptionProductsAddBody))}; prices written per request: ` +
-      `${range(declaredSchema(PricesPutBody))}; products whose prices are deleted per request: ${range(declaredSchema(PricesDeleteBody))}.`,
+      `${range(declaredSchema(PricesPutBody))} (a CSV file: up to ${MAX_CSV_ROWS} rows); products whose prices are deleted per request: ${range(declaredSchema(PricesDeleteBody))}.`,
     `- Product variant tables: at most ${MAX_DYNAMIC_VARIANTS} dynamic variants; a variant id has 1-` +
       `${MAX_VARIANT_ID_LENGTH} characters, and a table's ids ${MAX_VARIANT_TABLE_CHARACTERS} characters together.`,
     `- Idempotency-Key: 1-${IDEMPOTENCY_KEY_MAX_LENGTH} characters, kept ${IDEMPOTENCY_TTL_HOURS} hours.`,

@@ -12,6 +12,7 @@ import {
   listApiKeys,
   revokeApiKey,
 } from './keys/keys.service.ts';
+import { pricesCommands } from './price-books/prices.cli.ts';
 
 class UsageError extends Error {}
 
@@ -150,6 +151,7 @@ const commands: Record<string, Command> = {
     },
   },
   ...catalogueCommands({ withDatabase, accountOption, usageError: (message) => new UsageError(message) }),
+  ...pricesCommands({ withDatabase, accountOption, usageError: (message) => new UsageError(message) }),
 };
 
 const helpFlags = new Set(['--help', '-h', 'help']);

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import { type Static, Type } from 'typebox';
 
@@ -28,13 +29,19 @@ export const Config = Type.Object({
   requestTimeoutMs: Type.Integer({ minimum: 1 }),
   /** Milliseconds an idle kept-alive connection stays open. */
   keepAliveTimeoutMs: Type.Integer({ minimum: 1 }),
+  /** Client connections held at once; one more is closed as soon as it is accepted. */
+  maxConnections: Type.Integer({ minimum: 1 }),
   /** Largest answer, in bytes of JSON, a request may have built (bundle details). */
   answerMaxBytes: Type.Integer({ minimum: 1024 }),
   /** Large answers (bundle details, quote catalogues) built at once, and how many more may wait. */
   heavyAnswersAtOnce: Type.Integer({ minimum: 1 }),
   heavyAnswersQueued: Type.Integer({ minimum: 0 }),
-  /** Steps (values set and conflicts met) one configure request may search before it is refused. */
+  /** Steps (values set and conflicts met) one configure search may take before the request is refused. */
   configureMaxSteps: Type.Integer({ minimum: 1 }),
+  /** Milliseconds of CPU time one configure request may search before it is refused. */
+  configureBudgetMs: Type.Integer({ minimum: 10, maximum: 60_000 }),
+  /** Threads configure searches in, at most, started as needed. */
+  configureThreads: Type.Integer({ minimum: 1, maximum: 64 }),
   /** Configure outcomes kept beside each cached catalogue (a bundle's state in one currency); 0 keeps none. */
   configureAnswersKept: Type.Integer({ minimum: 0 }),
   /** Milliseconds shutdown waits for requests in flight before it closes every connection. */
@@ -146,6 +153,12 @@ export const environment: readonly {
     allowed: 'an integer number of milliseconds, 1 or more',
   },
   {
+    name: 'MAX_CONNECTIONS',
+    field: 'maxConnections',
+    default: 'half the open-file limit (ulimit -n), at most 4096',
+    allowed: 'an integer, 1 or more: connections beyond it are closed as soon as they are accepted',
+  },
+  {
     name: 'SHUTDOWN_GRACE_MS',
     field: 'shutdownGraceMs',
     default: '10000',
@@ -194,6 +207,18 @@ export const environment: readonly {
     allowed: 'an integer, 1 or more',
   },
   {
+    name: 'CONFIGURE_BUDGET_MS',
+    field: 'configureBudgetMs',
+    default: '1000',
+    allowed: 'an integer number of milliseconds of CPU time from 10 to 60000',
+  },
+  {
+    name: 'CONFIGURE_THREADS',
+    field: 'configureThreads',
+    default: '1',
+    allowed: 'an integer from 1 to 64 (per process of cpq serve --workers)',
+  },
+  {
     name: 'CONFIGURE_ANSWERS_KEPT',
     field: 'configureAnswersKept',
     default: '256',
@@ -232,6 +257,22 @@ export const environment: readonly {
 ];
 
 /**
+ * The default cap on client connections: half the process's limit on open descriptors, so that files, the
+ * database and webhook attempts keep the other half, and at most 4096. Where the limit cannot be read, 1000.
+ */
+function defaultMaxConnections(): number {
+  let limits = '';
+  try {
+    limits = readFileSync('/proc/self/limits', 'utf8');
+  } catch {
+    return 1000;
+  }
+  const soft = /^Max open files\s+(\d+|unlimited)/m.exec(limits)?.[1];
+  if (soft === undefined) return 1000;
+  return soft === 'unlimited' ? 4096 : Math.max(1, Math.min(4096, Math.floor(Number(soft) / 2)));
+}
+
+/**
  * Reads the environment once, at start-up; a bad value stops the process with a message naming the variable and
  * its allowed values (never the value itself, which may hold a password).
  */
@@ -260,6 +301,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     headersTimeoutMs: number('HEADERS_TIMEOUT_MS', 10_000),
     requestTimeoutMs: number('REQUEST_TIMEOUT_MS', 30_000),
     keepAliveTimeoutMs: number('KEEP_ALIVE_TIMEOUT_MS', 5_000),
+    maxConnections:
+      read('MAX_CONNECTIONS') === undefined ? defaultMaxConnections() : number('MAX_CONNECTIONS', 0),
     shutdownGraceMs: number('SHUTDOWN_GRACE_MS', 10_000),
     idleCollectMs: number('IDLE_COLLECT_MS', 5000),
     corsOrigins: (read('CORS_ORIGINS') ?? '')
@@ -273,6 +316,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     heavyAnswersAtOnce: number('HEAVY_ANSWERS_AT_ONCE', 1),
     heavyAnswersQueued: number('HEAVY_ANSWERS_QUEUED', 32),
     configureMaxSteps: number('CONFIGURE_MAX_STEPS', 1_000_000),
+    configureBudgetMs: number('CONFIGURE_BUDGET_MS', 1000),
+    // One: beside the event loop, the second core of a small machine, and the least memory; three hard requests at
+    // once are still each answered within three budgets (a search stops at its request's deadline).
+    configureThreads: number('CONFIGURE_THREADS', 1),
     configureAnswersKept: number('CONFIGURE_ANSWERS_KEPT', 256),
     webhooksSecretKey: read('WEBHOOKS_SECRET_KEY') ?? null,
     webhooksAllowPrivate: toggle(read('WEBHOOKS_ALLOW_PRIVATE'), false, 'true', 'false'),

@@ -61,6 +61,15 @@ export interface IdleCollectorOptions {
 /** The share of an interval the event loop may have spent working and still count as idle (a timer, a poll). */
 const QUIET_UTILIZATION = 0.05;
 
+/** The process's RSS, or null: reading it opens a file, which fails when descriptors run out (EMFILE). */
+function readRss(): number | null {
+  try {
+    return process.memoryUsage.rss();
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Gives the heap's memory back once the process falls idle after work that grew it, as a JVM's G1 does when idle.
  * Whatever a burst of requests made V8's heap grow to stays resident after it (see collectGivingBack), so without
@@ -90,7 +99,8 @@ export function collectWhenIdle({
     const now = performance.eventLoopUtilization();
     const quiet = performance.eventLoopUtilization(now, since).utilization < QUIET_UTILIZATION;
     since = now;
-    const rssBefore = process.memoryUsage.rss();
+    const rssBefore = readRss();
+    if (rssBefore === null) return;
     if (!quiet || rssBefore - rssAfterLast < grownBytes) {
       // Memory the process gave back some other way (V8's own shrinking) lowers the mark to grow from.
       rssAfterLast = Math.min(rssAfterLast, rssBefore);
@@ -99,7 +109,7 @@ export function collectWhenIdle({
     const started = performance.now();
     collectGivingBack();
     const pauseMs = performance.now() - started;
-    rssAfterLast = process.memoryUsage.rss();
+    rssAfterLast = readRss() ?? rssBefore;
     // The collection's own time is not the process's work: the next interval judges only what follows it.
     since = performance.eventLoopUtilization();
     onCollect?.({ rssBefore, rssAfter: rssAfterLast, pauseMs });

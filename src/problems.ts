@@ -26,6 +26,7 @@ export const problemCodes = {
   unsupported_media_type: { status: 415, title: 'The request body must be application/json' },
   rule_violation: { status: 422, title: 'The request breaks a rule' },
   unknown_reference: { status: 422, title: 'The request names a record that does not exist' },
+  destination_not_allowed: { status: 422, title: 'The webhook destination is not allowed' },
   quote_invalid: { status: 422, title: 'The configuration cannot be quoted' },
   answer_too_large: { status: 422, title: 'The answer would be too large' },
   configuration_too_complex: { status: 422, title: 'The configuration takes too long to work out' },

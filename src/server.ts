@@ -32,7 +32,12 @@ export async function serve(config: Config, worker?: WorkerRole): Promise<void> 
       started.log.info({ endpoints: sealed }, 'webhook secrets sealed with WEBHOOKS_SECRET_KEY');
     await started.ready();
     settleHeap();
+    // Past the cap Node closes a new connection as soon as it accepts it, before it can cost anything more.
+    started.server.maxConnections = config.maxConnections;
     address = await started.listen({ port: config.port, host: config.host });
+    // Out of descriptors, libuv drops what it cannot accept; when even that fails, Node reports EMFILE as the
+    // server's error, which with no listener would end the process.
+    started.server.on('error', (error) => started.log.warn({ err: error }, 'accepting a connection failed'));
   } catch (error) {
     // Nothing may keep the process alive after a failed start (an open pool would, for its idle timeout).
     await started.close();

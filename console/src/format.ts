@@ -49,6 +49,16 @@ export function money(amount: number, currency: string): string {
   return format.format(amount);
 }
 
+/**
+ * Said beside an amount money() shows with more decimals than its currency uses, so a person does not take €305.026
+ * for a typo: "a unit price to 3 decimals; EUR uses 2". Null for an amount the currency's own digits hold.
+ */
+export function finerThanCurrency(amount: number, currency: string): string | null {
+  const decimals = Math.min(6, (String(amount).split('.')[1] ?? '').length);
+  const digits = minorUnits(currency);
+  return decimals > digits ? `a unit price to ${decimals} decimals; ${currency} uses ${digits}` : null;
+}
+
 function units(first: number, last: number | null | undefined): string {
   if (last === null || last === undefined) return `${first} and more`;
   if (first === last) return `${first} ${first === 1 ? 'unit' : 'units'}`;
@@ -136,4 +146,12 @@ export function adjustmentText(
     listPrice === null || listPrice === undefined ? 'standard' : 'list',
   );
   return adjustment.allowUnitPriceEditing ? `${words}; reps may edit the unit price` : words;
+}
+
+/** What people call a product: its `name` property where it has one, else its CRM product id. */
+export function productName(product: {
+  productId: string;
+  properties: Record<string, string | null>;
+}): string {
+  return product.properties.name ?? product.productId;
 }

@@ -1,6 +1,7 @@
 // Shared pieces: loading data, showing problems at their fields, page titles.
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { itemText, problemSentence } from './messages.ts';
 import { type Problem, problemOf } from './session.ts';
 
 export interface Loaded<T> {
@@ -101,13 +102,13 @@ export function ProblemBanner({
   const rest = (problem.errors ?? []).filter((item) => !shown.has(item.pointer));
   return (
     <div class="problem" role="alert" data-status={problem.status} data-code={problem.code}>
-      <strong>{problem.title}</strong>
-      {problem.detail && <p>{problem.detail}</p>}
+      <strong>{problemSentence(problem)}</strong>
+      {problem.detail && (problem.errors ?? []).length === 0 && <p>{problem.detail}</p>}
       {rest.length > 0 && (
         <ul>
           {rest.map((item) => (
-            <li key={`${item.pointer}:${item.message}`}>
-              <code>{item.pointer || '(request)'}</code> {item.message}
+            <li key={`${item.pointer}:${item.message}`} data-pointer={item.pointer}>
+              {itemText(item)}
             </li>
           ))}
         </ul>
@@ -134,4 +135,63 @@ export function parseNumber(text: string): number | null {
 
 export function numberText(value: number | null | undefined): string {
   return value === null || value === undefined ? '' : String(value);
+}
+
+/**
+ * A delete that asks first: the button opens a confirmation in place, naming what goes, and only "Yes, delete"
+ * deletes. Keyboard focus moves to the question and back.
+ */
+export function ConfirmDelete({
+  what,
+  consequence,
+  onConfirm,
+  label = 'Delete',
+}: {
+  what: string;
+  consequence?: string;
+  onConfirm: () => Promise<void> | void;
+  label?: string;
+}) {
+  const [asking, setAsking] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const question = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (asking) question.current?.focus();
+  }, [asking]);
+  if (!asking) {
+    return (
+      <button type="button" class="secondary danger" onClick={() => setAsking(true)}>
+        {label}
+        <span class="visually-hidden"> {what}</span>
+      </button>
+    );
+  }
+  return (
+    <div class="confirm" role="alertdialog" aria-label={`Delete ${what}?`} tabIndex={-1} ref={question}>
+      <p>
+        Delete {what}?{consequence ? ` ${consequence}` : ''} This cannot be undone.
+      </p>
+      <div class="actions">
+        <button
+          type="button"
+          class="danger"
+          disabled={busy}
+          onClick={async () => {
+            setBusy(true);
+            try {
+              await onConfirm();
+            } finally {
+              setBusy(false);
+              setAsking(false);
+            }
+          }}
+        >
+          Yes, delete
+        </button>
+        <button type="button" class="secondary" onClick={() => setAsking(false)}>
+          Keep it
+        </button>
+      </div>
+    </div>
+  );
 }

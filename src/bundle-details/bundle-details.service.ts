@@ -284,7 +284,7 @@ export async function getBundleDetails(
   const { db, limits } = scope;
   const request = parseQuery(query);
   const at = request.at ?? scope.now().toISOString();
-  return limits.gate.run(async () => {
+  return limits.gate.run(scope.account.id, async () => {
     const { answer, notFound } = await buildDetails(
       db,
       limits.answerMaxBytes,
@@ -353,7 +353,7 @@ export async function bundleDetailsBytes(
   // Built and serialized within the gate: both take the time and memory it bounds. A cached answer does not wait.
   // Each bundle is serialized as soon as its round is built, so only one round's objects are held at a time.
   const build = (at: string, coding: Coding | null) =>
-    limits.gate.run(async () => {
+    limits.gate.run(accountId, async () => {
       const built = await buildDetails(
         db,
         limits.answerMaxBytes,

@@ -26,7 +26,8 @@ const errorDescriptions: Record<number, string> = {
     'Retry-After)',
   422:
     'Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the ' +
-    'account does not have (unknown_reference); every violation is listed',
+    'account does not have (unknown_reference), or names a webhook destination that is not allowed ' +
+    '(destination_not_allowed); every violation is listed',
   429: 'The API key is over its rate limit (rate_limited): retry after Retry-After seconds',
   500: 'A fault of the service (internal_error); the log has its cause under the request id',
   503:

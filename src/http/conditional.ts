@@ -53,7 +53,10 @@ export async function taggedWrite<T>(
 const entityTag = '(W/)?"[\\x21\\x23-\\x7e\\x80-\\xff]*"';
 const ifMatchPattern = `^\\s*(\\*|${entityTag}(\\s*,\\s*${entityTag})*)\\s*$`;
 
-/** The versions of `rootId` an If-Match header allows. Weak tags never match: If-Match compares strongly. */
+/** The largest version a root can reach: versions are 32-bit integer columns (PostgreSQL refuses a larger one). */
+const MAX_VERSION = 2 ** 31 - 1;
+
+/** The versions of `rootId` an If-Match header allows; a tag naming a version no root can have allows none. Weak tags never match: If-Match compares strongly. */
 export function expectedVersions(request: FastifyRequest, rootId: string): ExpectedVersions {
   const header = request.headers['if-match'];
   if (header === undefined || header.trim() === '*') return null;
@@ -63,7 +66,12 @@ export function expectedVersions(request: FastifyRequest, rootId: string): Expec
     const plain = plainOpaque(opaque);
     const at = plain.lastIndexOf(':');
     const version = plain.slice(at + 1);
-    if (at > 0 && plain.slice(0, at) === rootId && /^[1-9]\d{0,14}$/.test(version))
+    if (
+      at > 0 &&
+      plain.slice(0, at) === rootId &&
+      /^[1-9]\d{0,9}$/.test(version) &&
+      Number(version) <= MAX_VERSION
+    )
       versions.push(Number(version));
   }
   return versions;
@@ -78,6 +86,13 @@ function noneMatch(header: string | undefined, tag: string): boolean {
 }
 
 const writeMethods = new Set(['PUT', 'PATCH', 'DELETE']);
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A POST that changes a single resource and, like its PUT, PATCH and DELETE, takes If-Match. */
+    takesIfMatch?: boolean;
+  }
+}
 
 export const IfMatchHeader = Type.String({
   pattern: ifMatchPattern,
@@ -112,7 +127,7 @@ export function conditionalRequests(app: FastifyInstance): void {
         304: Type.Null({ description: 'Not modified: If-None-Match names the current ETag' }),
         ...response,
       };
-    } else if (methods.some((method) => writeMethods.has(method))) {
+    } else if (methods.some((method) => writeMethods.has(method)) || route.config?.takesIfMatch) {
       withHeader(schema, 'if-match', IfMatchHeader);
       schema.response = {
         412: Type.Ref('Problem', { description: 'If-Match names no current version of the resource' }),

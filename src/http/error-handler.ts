@@ -235,6 +235,9 @@ function parserRefusal(code: string | undefined): { code: ProblemCode; detail: s
   }
 }
 
+/** How long a connection refused by the HTTP parser stays open after its answer for the client to read it. */
+const REFUSED_LINGER_MS = 1000;
+
 /**
  * For Fastify's clientErrorHandler option: requests Node's HTTP parser refuses never reach Fastify, and Node's own
  * answer is not a problem document. No request exists yet, so the id is a new one and the instance is empty.
@@ -260,4 +263,9 @@ export function clientErrorHandler(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/problem+json\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
   );
+  // end() closes only our half: a client that never closes its own would keep the socket and its descriptor for
+  // ever. It has a moment to read the answer (cut at once, what it still sends could reset the connection first).
+  const linger = setTimeout(() => socket.destroy(), REFUSED_LINGER_MS);
+  linger.unref();
+  socket.once('close', () => clearTimeout(linger));
 }

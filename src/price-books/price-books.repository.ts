@@ -519,16 +519,16 @@ export async function listPrices(
   db: Executor,
   accountId: string,
   priceBookId: string,
-  productIds: readonly string[],
+  productIds?: readonly string[],
   currency?: string,
 ): Promise<PriceRow[]> {
-  if (productIds.length === 0) return [];
+  if (productIds?.length === 0) return [];
   let query = db
     .selectFrom('price_book_prices')
     .selectAll()
     .where('account_id', '=', accountId)
-    .where('price_book_id', '=', priceBookId)
-    .where('product_id', 'in', productIds);
+    .where('price_book_id', '=', priceBookId);
+  if (productIds) query = query.where('product_id', 'in', productIds);
   if (currency !== undefined) query = query.where('currency', '=', currency);
   return query.orderBy('currency').execute();
 }

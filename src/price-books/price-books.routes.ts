@@ -1,13 +1,19 @@
-import type { FastifyReply } from 'fastify';
+import { isUtf8 } from 'node:buffer';
+import { errorCodes, type FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { StampedCache } from '../catalogue/stamped-cache.ts';
 import { expectedVersions, tagged, taggedWrite } from '../http/conditional.ts';
+import { refused } from '../http/json-body.ts';
 import { tag } from '../http/openapi.ts';
+import { routeOf } from '../http/route-of.ts';
 import type { Routes } from '../http/routes.ts';
+import { AppError } from '../problems.ts';
 import {
   AdjustmentBody,
   AdjustmentResponse,
+  BulkChangeBody,
   CurrencyQuery,
+  PRICE_CSV_DESCRIPTION,
   PriceBook,
   PriceBookCreateBody,
   PriceBookListQuery,
@@ -15,24 +21,33 @@ import {
   PriceBookParams,
   PriceBookPatchBody,
   PriceBookProductParams,
+  PriceChangePlan,
   PricedProductsPage,
   PricedProductsQuery,
+  PricesCsv,
+  PricesCsvQuery,
   PricesDeleteBody,
   PricesDeleteResponse,
+  PricesExport,
   PricesPutBody,
   PricesPutResponse,
+  type PriceWrite,
   ProductVariantsBody,
   ProductVariantTable,
 } from './price-books.schemas.ts';
 import {
+  bulkChangePrices,
   type CachedSearch,
   createPriceBook,
   deleteAdjustment,
   deletePriceBook,
   deletePrices,
+  exportPricesCsv,
   getAdjustment,
   getPriceBook,
+  getPrices,
   getProductVariants,
+  importPricesCsv,
   listPriceBooks,
   patchPriceBook,
   putAdjustment,
@@ -49,6 +64,13 @@ const Conflict = Type.Ref('Problem', { description: 'The price book is deleted a
 const RuleViolation = Type.Ref('Problem', {
   description: 'A rule across fields or records rejects the request',
 });
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route also reads a text/csv body, as a string. */
+    csvBody?: boolean;
+  }
+}
 
 const deletedBookReads =
   'A deleted price book no longer serves its entries: this read answers as though the book had none.';
@@ -172,23 +194,88 @@ export const priceBooksRoutes: Routes = async (app, { config, metrics }) => {
     },
   );
 
-  app.put(
+  // Within this plugin, for the routes that read CSV only: every other route still refuses text/csv with 415.
+  app.addContentTypeParser('text/csv', { parseAs: 'buffer' }, (request, body, done) => {
+    if (!routeOf(request).config.csvBody) {
+      done(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(String(request.headers['content-type'])), undefined);
+      return;
+    }
+    const bytes = body as Buffer;
+    // As a JSON body: bytes that are not UTF-8 or text that cannot be stored are refused, never rewritten.
+    const text = isUtf8(bytes) ? bytes.toString('utf8') : null;
+    if (text === null || text.includes('\u0000')) {
+      done(refused('validation_failed', 'unstorable_text', 'is not UTF-8 text without U+0000'), undefined);
+      return;
+    }
+    done(null, text);
+  });
+
+  app.get(
     '/pricebooks/:priceBookId/prices',
     {
       schema: {
+        operationId: 'exportPrices',
+        summary: 'Export every price of a price book, as JSON or as a CSV file',
+        description:
+          'With Accept: text/csv, the book as a CSV file (below), with Content-Disposition naming a file; otherwise ' +
+          'JSON, every entry in the option’s product order. The CSV file can be edited and sent back with PUT ' +
+          `prices and Content-Type: text/csv. ${deletedBookReads} ${PRICE_CSV_DESCRIPTION}`,
+        tags,
+        params: PriceBookParams,
+        response: {
+          200: {
+            description: 'The prices of the book',
+            content: {
+              'application/json': { schema: PricesExport },
+              'text/csv': { schema: PricesCsv },
+            },
+          },
+        },
+      },
+    },
+    async (request, reply) => {
+      const { priceBookId } = request.params;
+      if (/\btext\/csv\b/i.test(request.headers.accept ?? '')) {
+        const csv = tagged(reply, priceBookId, await exportPricesCsv(request.scope, priceBookId));
+        return reply
+          .type('text/csv; charset=utf-8')
+          .header('content-disposition', `attachment; filename="prices-${priceBookId}.csv"`)
+          .send(csv);
+      }
+      return { entries: tagged(reply, priceBookId, await getPrices(request.scope, priceBookId)) };
+    },
+  );
+
+  app.put(
+    '/pricebooks/:priceBookId/prices',
+    {
+      config: { csvBody: true },
+      schema: {
         operationId: 'putPrices',
-        summary: 'Upsert prices of products in a price book',
+        summary: 'Upsert prices of products in a price book, from JSON or a CSV file',
         description:
           'All or nothing. Each element writes one product in one currency; fields left out keep their value. ' +
           'allowUnitPriceEditing is one flag per product (also settable inside the adjustment). 400: a money ' +
           'value with more than 6 decimal places, an unknown currency, a malformed adjustment. 422: a product ' +
           'not of the book’s option (unknown_reference), a repeated (productId, currency), conflicting flags, ' +
-          'adjustment rules (tiers with gaps or overlaps, duplicate values). 409 when the book is deleted.',
+          'adjustment rules (tiers with gaps or overlaps, duplicate values). 409 when the book is deleted.\n\n' +
+          'With Content-Type: text/csv, the body is a CSV file as GET prices exports it: each row is one element, ' +
+          'a column the header leaves out keeps its value, an empty cell clears it. Rows not in the file are left ' +
+          'as they are. The answer is the plan (each price that changes, before and after, with its line) and the ' +
+          'entries written; ?dryRun=true answers the same and writes nothing. Every bad row is reported in one ' +
+          '422 (a file csv-parse cannot read is a 400), each problem with the pointer /line/<n>/<column> (the ' +
+          'header is line 1; a problem inside an adjustment goes on into it: /line/7/adjustment/tiers/1/unitPrice).',
         tags,
         params: PriceBookParams,
-        body: PricesPutBody,
+        querystring: PricesCsvQuery,
+        body: {
+          content: {
+            'application/json': { schema: PricesPutBody },
+            'text/csv': { schema: PricesCsv },
+          },
+        },
         response: {
-          200: Type.With(PricesPutResponse, { description: 'The entries written' }),
+          200: Type.With(PricesPutResponse, { description: 'The entries written (CSV: and the plan)' }),
           409: Conflict,
           422: RuleViolation,
         },
@@ -197,8 +284,73 @@ export const priceBooksRoutes: Routes = async (app, { config, metrics }) => {
     async (request, reply) => {
       const { priceBookId } = request.params;
       const expected = expectedVersions(request, priceBookId);
-      const written = await putPrices(request.scope, { id: priceBookId, body: request.body, expected });
+      const body = request.body as string | PriceWrite[] | undefined;
+      // A body validates against the schema of its media type; a request without one has none to fail.
+      if (body === undefined) {
+        throw refused(
+          'validation_failed',
+          'required',
+          'is required: a JSON array of prices, or a text/csv file',
+        );
+      }
+      const dryRun = request.query.dryRun ?? false;
+      if (typeof body === 'string') {
+        const plan = await importPricesCsv(request.scope, { priceBookId, csv: body, dryRun, expected });
+        return tagged(reply, priceBookId, plan);
+      }
+      if (dryRun) {
+        throw new AppError(
+          'validation_failed',
+          'dryRun previews a CSV import; a JSON body is written as given',
+          {
+            errors: [
+              {
+                code: 'dry_run_csv_only',
+                in: 'query',
+                pointer: '/dryRun',
+                message: 'is for text/csv bodies',
+              },
+            ],
+          },
+        );
+      }
+      const written = await putPrices(request.scope, { id: priceBookId, body, expected });
       return { entries: tagged(reply, priceBookId, written) };
+    },
+  );
+
+  app.post(
+    '/pricebooks/:priceBookId/prices/bulk-change',
+    {
+      config: { takesIfMatch: true },
+      schema: {
+        operationId: 'bulkChangePrices',
+        summary: 'Change prices of a price book by a percent, or preview the change',
+        description:
+          'Every price of the chosen fields and currencies is multiplied by (100 + percent) / 100 and rounded half ' +
+          'up to the currency’s minor unit (USD 2 places, JPY 0, KWD 3), or to the price’s own decimal places where ' +
+          'it has more (a unit price of 0.0125 USD keeps four), at most 6. Null prices stay null. All or nothing, ' +
+          'in one transaction, through the same write as PUT prices (one prices.changed event). With dryRun true ' +
+          'nothing is written: the answer and its ETag say exactly what applying would do, and If-Match with that ' +
+          'ETag applies it only if no price changed meanwhile (412 otherwise). 422 price_limit when a price would ' +
+          'reach 10^15; 409 when the book is deleted.',
+        tags,
+        params: PriceBookParams,
+        body: BulkChangeBody,
+        response: {
+          200: Type.With(PriceChangePlan, {
+            description: 'Each price that changes (or would), before and after',
+          }),
+          409: Conflict,
+          422: RuleViolation,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { priceBookId } = request.params;
+      return taggedWrite(request, reply, priceBookId, (expected) =>
+        bulkChangePrices(request.scope, { priceBookId, body: request.body, expected }),
+      );
     },
   );
 

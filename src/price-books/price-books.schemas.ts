@@ -12,6 +12,7 @@ import {
   Timestamps,
 } from '../http/common-schemas.ts';
 import { MAX_VARIANT_ID_LENGTH, Money, PriceAdjustment } from '../pricing/adjustment.schema.ts';
+import { MAX_MARKUP_PERCENT } from '../pricing/money.ts';
 
 export const PriceBook = component(
   'PriceBook',
@@ -168,13 +169,6 @@ export const PricesPutBody = component(
   }),
 );
 
-export const PricesPutResponse = component(
-  'PricesPutResponse',
-  Type.Object({
-    entries: Type.Array(PricedProduct, { description: 'The whole entry of each product written, once each' }),
-  }),
-);
-
 export const PricesDeleteBody = component(
   'PricesDeleteBody',
   Type.Array(ProductId, {
@@ -305,3 +299,161 @@ export const ProductVariantTable = component(
   }),
 );
 export type ProductVariantTable = Static<typeof ProductVariantTable>;
+
+/** The columns of a price book's CSV file, in the order an export writes them. */
+export const PRICE_CSV_COLUMNS = [
+  'productId',
+  'name',
+  'currency',
+  'standardPrice',
+  'listPrice',
+  'allowUnitPriceEditing',
+  'adjustment',
+] as const;
+export type PriceCsvColumn = (typeof PRICE_CSV_COLUMNS)[number];
+
+/** Data rows of one CSV import, beside the body limit: each row is one write. */
+export const MAX_CSV_ROWS = 10_000;
+
+export const PRICE_CSV_DESCRIPTION =
+  'A price book as CSV (RFC 4180, UTF-8, comma-separated, a header line naming the columns): one row per product ' +
+  `and currency, columns ${PRICE_CSV_COLUMNS.join(', ')}. Money is plain decimal text with a point (1234.5), as ` +
+  'stored, up to 6 decimal places; an empty cell is no price (null). allowUnitPriceEditing is true or false, one ' +
+  'flag per product. adjustment is the adjustment as JSON (the shape GET adjustment returns, without ' +
+  'allowUnitPriceEditing), or empty for none. name is the product’s name property, for people; an import ignores ' +
+  'it. A product with an entry but no price in any currency has no row.';
+
+export const PricesCsv = component('PricesCsv', Type.String({ description: PRICE_CSV_DESCRIPTION }));
+
+export const PricesCsvQuery = Type.Object(
+  {
+    dryRun: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description:
+          'With a text/csv body: true checks and plans the import and answers what it would change, writing ' +
+          'nothing (the ETag is then the book’s current one, to apply with If-Match exactly what was previewed). ' +
+          'A JSON body has no dry run (400).',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type PricesCsvQuery = Static<typeof PricesCsvQuery>;
+
+const PriceState = Type.Object({
+  standardPrice: Nullable(Type.Number()),
+  listPrice: Nullable(Type.Number()),
+  adjustment: Nullable(PriceAdjustment),
+  allowUnitPriceEditing: Type.Boolean({ description: 'The product’s flag (one across its currencies)' }),
+});
+
+export const PriceChange = component(
+  'PriceChange',
+  Type.Object({
+    line: Type.Optional(
+      Type.Integer({ minimum: 2, description: 'CSV import: the line of the file that makes this change' }),
+    ),
+    productId: ProductId,
+    currency: Type.String(),
+    action: Type.Union([Type.Literal('create'), Type.Literal('update')], {
+      description: 'create: the product had no price in this currency; update: it had one',
+    }),
+    before: Nullable(PriceState, { description: 'The prices before; null for a create' }),
+    after: PriceState,
+  }),
+);
+export type PriceChange = Static<typeof PriceChange>;
+
+const PlanFields = {
+  dryRun: Type.Boolean({ description: 'true: nothing was written; the changes are what applying would do' }),
+  summary: Type.Object({
+    rows: Type.Integer({ description: 'Prices (product and currency) looked at' }),
+    changed: Type.Integer({ description: 'Of them, those that change: the length of changes' }),
+    unchanged: Type.Integer({ description: 'Of them, those already as asked' }),
+  }),
+  changes: Type.Array(PriceChange, {
+    description: 'Each price that changes, before and after, in the order of the book (CSV: of the file)',
+  }),
+};
+
+export const PriceChangePlan = component('PriceChangePlan', Type.Object(PlanFields));
+export type PriceChangePlan = Static<typeof PriceChangePlan>;
+
+const csvOnly = 'Present only when the body was a CSV file: ';
+
+export const PricesPutResponse = component(
+  'PricesPutResponse',
+  Type.Object({
+    entries: Type.Array(PricedProduct, {
+      description:
+        'The whole entry of each product written, once each (after a CSV dry run: as it would be written)',
+    }),
+    dryRun: Type.Optional(
+      Type.With(PlanFields.dryRun, { description: `${csvOnly}true when nothing was written` }),
+    ),
+    summary: Type.Optional(Type.With(PlanFields.summary, { description: `${csvOnly}the rows of the file` })),
+    changes: Type.Optional(
+      Type.With(PlanFields.changes, { description: `${csvOnly}each price that changes, with its line` }),
+    ),
+  }),
+);
+
+export const PricesExport = component(
+  'PricesExport',
+  Type.Object({
+    entries: Type.Array(PricedProduct, {
+      description: 'Every entry of the book, in the option’s product order',
+    }),
+  }),
+);
+
+const bulkChangeFields = [
+  Type.Literal('standardPrice'),
+  Type.Literal('listPrice'),
+  Type.Literal('adjustments'),
+] as const;
+export const BULK_CHANGE_FIELDS = bulkChangeFields.map((field) => field.const);
+export type BulkChangeField = (typeof BULK_CHANGE_FIELDS)[number];
+
+export const BulkChangeBody = component(
+  'BulkChangeBody',
+  Type.Object(
+    {
+      percent: Type.Number({
+        minimum: -100,
+        maximum: MAX_MARKUP_PERCENT,
+        description:
+          `Change in percent, -100 to ${MAX_MARKUP_PERCENT}, at most 6 decimal places: 5 raises every price ` +
+          'chosen by 5 %, -2.5 lowers it by 2.5 %.',
+      }),
+      currencies: Type.Optional(
+        Type.Array(Currency, {
+          minItems: 1,
+          maxItems: 200,
+          uniqueItems: true,
+          description: 'Only the prices in these currencies; left out: every currency of the book',
+        }),
+      ),
+      fields: Type.Array(
+        Type.Union([Type.Literal('standardPrice'), Type.Literal('listPrice'), Type.Literal('adjustments')], {
+          description:
+            'standardPrice, listPrice: those prices of each entry. adjustments: every money amount inside an ' +
+            'adjustment (an override’s amount, the unitPrice of each volume tier and of each enum, range and ' +
+            'variant value); a percent adjustment holds no money and is left as it is.',
+        }),
+        { minItems: 1, maxItems: BULK_CHANGE_FIELDS.length, uniqueItems: true },
+      ),
+      dryRun: Type.Optional(
+        Type.Boolean({
+          default: false,
+          description:
+            'true: answers the plan and writes nothing (the ETag is the book’s current one, so the same change can ' +
+            'be applied with If-Match, exactly as previewed, or refused with 412 if prices changed meanwhile)',
+        }),
+      ),
+    },
+    { additionalProperties: false },
+  ),
+);
+export type BulkChangeBody = Static<typeof BulkChangeBody>;

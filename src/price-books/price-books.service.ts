@@ -1,7 +1,7 @@
 import type { Stamped, StampedCache } from '../catalogue/stamped-cache.ts';
 import { toAdjustment, toStoredAdjustment, toStoredPrice } from '../catalogue/stored-prices.ts';
 import { throughStamps } from '../catalogue/through-stamps.ts';
-import type { Executor } from '../db/database.ts';
+import type { Db, Executor } from '../db/database.ts';
 import { type ExpectedVersions, lockRoot, type Versioned } from '../db/roots.ts';
 import { readSnapshot } from '../db/snapshot.ts';
 import { recordEvent } from '../events/outbox.ts';
@@ -11,21 +11,25 @@ import { newId } from '../ids.ts';
 import { updateOptionRow } from '../options/options.repository.ts';
 import type { Adjustment } from '../pricing/adjustment.schema.ts';
 import { validateAdjustment } from '../pricing/adjustments.ts';
-import { decimalPlaces, MAX_PRICE_DECIMALS } from '../pricing/money.ts';
+import { decimalPlaces, MAX_PRICE_DECIMALS, PRICE_LIMIT } from '../pricing/money.ts';
 import {
   AppError,
   bodyItem,
   hasSingleFieldProblem,
   invalid,
+  invalidOrUnknownReference,
+  MAX_PROBLEM_ITEMS,
   notFound,
   type ProblemItem,
   pointer,
   throwIfProblems,
 } from '../problems.ts';
 import type { RequestScope } from '../shared/scope.ts';
+import { changedPrices } from './bulk-change.ts';
 import { normaliseInstant } from './instants.ts';
 import {
   deleteEntries,
+  type EntryRow,
   findEntryPrice,
   findOptionProducts,
   findPriceBook,
@@ -38,6 +42,7 @@ import {
   type PriceBookRow,
   type PriceRow,
   searchEntries,
+  toCurrencyPrices,
   toPriceBook,
   toPricedProduct,
   updatePriceBook,
@@ -46,16 +51,20 @@ import {
   upsertVariants,
 } from './price-books.repository.ts';
 import type {
+  BulkChangeBody,
   PriceBook,
   PriceBookCreateBody,
   PriceBookListQuery,
   PriceBookPatchBody,
+  PriceChange,
+  PriceChangePlan,
   PricedProduct,
   PricedProductsQuery,
   PriceWrite,
   ProductVariantsBody,
   ProductVariantTable,
 } from './price-books.schemas.ts';
+import { linePointer, readPricesCsv, writePricesCsv } from './prices-csv.ts';
 import { validateVariantDefinition, variantTable } from './product-variants.ts';
 
 function adjustmentProblems(adjustment: Adjustment, at: string): ProblemItem[] {
@@ -276,7 +285,12 @@ export async function deletePriceBook(
   });
 }
 
-function writeProblems(body: readonly PriceWrite[]): ProblemItem[] {
+/** Where a problem of the `index`th write is, and inside it: an element of a JSON body, or a line of a CSV file. */
+type WriteAt = (index: number, ...tokens: (string | number)[]) => string;
+
+const elementAt: WriteAt = (index, ...tokens) => pointer(index, ...tokens);
+
+function writeProblems(body: readonly PriceWrite[], at: WriteAt = elementAt): ProblemItem[] {
   const problems: ProblemItem[] = [];
   const keys = new Map<string, number>();
   const flags = new Map<string, { value: boolean; at: string }>();
@@ -287,21 +301,21 @@ function writeProblems(body: readonly PriceWrite[]): ProblemItem[] {
         problems.push(
           bodyItem(
             'too_many_decimals',
-            pointer(i, field),
+            at(i, field),
             `${value} has more than ${MAX_PRICE_DECIMALS} decimal places`,
           ),
         );
       }
     }
-    if (write.adjustment) problems.push(...adjustmentProblems(write.adjustment, pointer(i, 'adjustment')));
+    if (write.adjustment) problems.push(...adjustmentProblems(write.adjustment, at(i, 'adjustment')));
     const key = JSON.stringify([write.productId, write.currency]);
     const earlier = keys.get(key);
     if (earlier !== undefined) {
       problems.push(
         bodyItem(
           'duplicate_price',
-          pointer(i),
-          `product ${write.productId} in ${write.currency} is already given at ${pointer(earlier)}`,
+          at(i),
+          `product ${write.productId} in ${write.currency} is already given at ${at(earlier)}`,
         ),
       );
     } else {
@@ -309,10 +323,10 @@ function writeProblems(body: readonly PriceWrite[]): ProblemItem[] {
     }
     // One flag per product: every element of the product that sets it, directly or in its adjustment, must agree.
     const setters = [
-      { value: write.allowUnitPriceEditing, at: pointer(i, 'allowUnitPriceEditing') },
+      { value: write.allowUnitPriceEditing, at: at(i, 'allowUnitPriceEditing') },
       {
         value: write.adjustment?.allowUnitPriceEditing,
-        at: pointer(i, 'adjustment', 'allowUnitPriceEditing'),
+        at: at(i, 'adjustment', 'allowUnitPriceEditing'),
       },
     ];
     for (const { value, at } of setters) {
@@ -338,103 +352,333 @@ function givenFlag(write: PriceWrite): boolean | undefined {
   return write.allowUnitPriceEditing ?? write.adjustment?.allowUnitPriceEditing;
 }
 
+/** What a price write did (or, in a dry run, would do). */
+interface PricesWritten {
+  entries: PricedProduct[];
+  changes: PriceChange[];
+}
+
+const priceKey = (productId: string, currency: string) => JSON.stringify([productId, currency]);
+
+function priceState(row: PriceRow, flag: boolean) {
+  return { ...toCurrencyPrices(row, flag), allowUnitPriceEditing: flag };
+}
+
+/**
+ * The one write path of a book's prices, whatever asked for them (a JSON body, a CSV file, a bulk change), inside
+ * the transaction that opened the book for writing: every product must be one of the book's option (its problem
+ * joins `problems`, and `refuse` throws them all); fields a write leaves out keep their value. Answers each product's
+ * whole entry and each price's change.
+ */
+async function writePrices(
+  scope: RequestScope,
+  tx: Executor,
+  book: PriceBookRow,
+  body: readonly PriceWrite[],
+  problems: ProblemItem[],
+  {
+    at = elementAt,
+    refuse = throwIfProblems,
+  }: { at?: WriteAt; refuse?: (problems: ProblemItem[]) => void } = {},
+): Promise<PricesWritten> {
+  const { account_id: accountId, id } = book;
+  const productIds = [...new Set(body.map((w) => w.productId))];
+  const properties = new Map(
+    (await findOptionProducts(tx, accountId, book.bundle_option_id, productIds)).map((p) => [
+      p.product_id,
+      p.properties,
+    ]),
+  );
+  body.forEach((write, i) => {
+    if (!properties.has(write.productId)) {
+      problems.push(
+        bodyItem(
+          'unknown_reference',
+          at(i, 'productId'),
+          `product ${write.productId} is not a product of option ${book.bundle_option_id}`,
+        ),
+      );
+    }
+  });
+  refuse(problems);
+
+  const before = new Map(
+    (await listEntries(tx, accountId, id, productIds)).map((e) => [
+      e.product_id,
+      Boolean(e.allow_unit_price_editing),
+    ]),
+  );
+  const flags = new Map(before);
+  for (const write of body) {
+    const flag = givenFlag(write);
+    if (flag !== undefined) flags.set(write.productId, flag);
+  }
+  const existing = new Map(
+    (await listPrices(tx, accountId, id, productIds)).map((p) => [priceKey(p.product_id, p.currency), p]),
+  );
+  const changes: PriceChange[] = [];
+  const rows: PriceRow[] = body.map((write) => {
+    const old = existing.get(priceKey(write.productId, write.currency));
+    const row = {
+      account_id: accountId,
+      price_book_id: id,
+      product_id: write.productId,
+      currency: write.currency,
+      standard_price:
+        write.standardPrice === undefined
+          ? (old?.standard_price ?? null)
+          : toStoredPrice(write.standardPrice),
+      list_price: write.listPrice === undefined ? (old?.list_price ?? null) : toStoredPrice(write.listPrice),
+      adjustment:
+        write.adjustment === undefined ? (old?.adjustment ?? null) : toStoredAdjustment(write.adjustment),
+    };
+    const was = old && priceState(old, before.get(write.productId) ?? false);
+    const now = priceState(row, flags.get(write.productId) ?? false);
+    if (JSON.stringify(was) !== JSON.stringify(now)) {
+      changes.push({
+        productId: write.productId,
+        currency: write.currency,
+        action: was ? 'update' : 'create',
+        before: was ?? null,
+        after: now,
+      });
+    }
+    return row;
+  });
+  await upsertEntries(
+    tx,
+    productIds.map((productId) => ({
+      account_id: accountId,
+      price_book_id: id,
+      option_id: book.bundle_option_id,
+      product_id: productId,
+      allow_unit_price_editing: flags.get(productId) ?? false,
+    })),
+  );
+  await upsertPrices(tx, rows);
+  await recordEvent(scope, tx, 'prices.changed', {
+    priceBookId: id,
+    productIds,
+    currencies: [...new Set(body.map((w) => w.currency))],
+  });
+  // The answer is what was read and written above, so the transaction reads nothing twice.
+  for (const row of rows) existing.set(priceKey(row.product_id, row.currency), row);
+  const pricesOf = Map.groupBy(
+    [...existing.values()].sort((a, b) => (a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0)),
+    (p) => p.product_id,
+  );
+  const entries = productIds.map((productId) =>
+    toPricedProduct(
+      {
+        product_id: productId,
+        allow_unit_price_editing: flags.get(productId) ?? false,
+        properties: properties.get(productId) ?? '{}',
+      },
+      pricesOf.get(productId) ?? [],
+    ),
+  );
+  return { entries, changes };
+}
+
+/** Carries a dry run's answer out of the transaction it rolls back. */
+class Preview<T> extends Error {
+  readonly answer: T;
+  constructor(answer: T) {
+    super('dry run');
+    this.answer = answer;
+  }
+}
+
+/**
+ * Runs a write in a transaction, and with `dryRun` rolls it back: a preview is the write itself, checks, locks and
+ * all, so what it answers is exactly what applying would do.
+ */
+async function writeOrPreview<T>(db: Db, dryRun: boolean, write: (tx: Executor) => Promise<T>): Promise<T> {
+  try {
+    return await db.transaction().execute(async (tx) => {
+      const answer = await write(tx);
+      if (dryRun) throw new Preview(answer);
+      return answer;
+    });
+  } catch (error) {
+    if (error instanceof Preview) return error.answer as T;
+    throw error;
+  }
+}
+
+/** The book's version a write answers with: a dry run moved it only inside the transaction it rolled back. */
+const answeredVersion = (book: PriceBookRow, dryRun: boolean) => (dryRun ? book.version - 1 : book.version);
+
 export async function putPrices(
   scope: RequestScope,
   { id, body, expected }: { id: string; body: readonly PriceWrite[]; expected: ExpectedVersions },
 ): Promise<Versioned<PricedProduct[]>> {
-  const { db } = scope;
-  const accountId = scope.account.id;
   const problems = writeProblems(body);
   if (hasSingleFieldProblem(problems)) throwIfProblems(problems);
-  const productIds = [...new Set(body.map((w) => w.productId))];
-  return db.transaction().execute(async (tx) => {
+  return scope.db.transaction().execute(async (tx) => {
+    const book = await writableBook(tx, scope.account.id, id, expected);
+    const { entries } = await writePrices(scope, tx, book, body, problems);
+    return { value: entries, version: book.version };
+  });
+}
+
+/** A CSV import's answer: the plan, and the entries of the products the file names. */
+export type PricesImport = PriceChangePlan & { entries: PricedProduct[] };
+
+/** Every problem of a file's rows is one 422, each at its line, so a person fixes the file in one pass. */
+function refuseRows(problems: ProblemItem[]): void {
+  if (problems.length > 0)
+    throw invalidOrUnknownReference('rule_violation', problems.slice(0, MAX_PROBLEM_ITEMS), problems.length);
+}
+
+/**
+ * Imports a CSV file of prices (see PRICE_CSV_DESCRIPTION) as PUT prices writes a JSON body: upserts, all or nothing,
+ * one transaction. Every bad row is reported with its line; with `dryRun` nothing is written.
+ */
+export async function importPricesCsv(
+  scope: RequestScope,
+  {
+    priceBookId: id,
+    csv,
+    dryRun,
+    expected,
+  }: { priceBookId: string; csv: string; dryRun: boolean; expected: ExpectedVersions },
+): Promise<Versioned<PricesImport>> {
+  const {
+    db,
+    account: { id: accountId },
+  } = scope;
+  const { writes, problems } = readPricesCsv(csv);
+  const body = writes.map((w) => w.write);
+  const at: WriteAt = (index, ...tokens) => linePointer(writes[index]?.line ?? 1, ...tokens);
+  problems.push(...writeProblems(body, at));
+  return writeOrPreview(db, dryRun, async (tx) => {
     const book = await writableBook(tx, accountId, id, expected);
-    const properties = new Map(
-      (await findOptionProducts(tx, accountId, book.bundle_option_id, productIds)).map((p) => [
-        p.product_id,
-        p.properties,
-      ]),
+    refuseRows(body.length === 0 ? problems : []);
+    const written =
+      body.length === 0
+        ? { entries: [], changes: [] }
+        : await writePrices(scope, tx, book, body, problems, { at, refuse: refuseRows });
+    const lineOf = new Map(writes.map((w) => [priceKey(w.write.productId, w.write.currency), w.line]));
+    const changes = written.changes.map((change) => ({
+      line: lineOf.get(priceKey(change.productId, change.currency)),
+      ...change,
+    }));
+    const summary = { rows: body.length, changed: changes.length, unchanged: body.length - changes.length };
+    return {
+      value: { dryRun, summary, changes, entries: written.entries },
+      version: answeredVersion(book, dryRun),
+    };
+  });
+}
+
+/**
+ * Changes prices of the book by a percent (see BulkChangeBody and changedPrices for which, and how they are rounded),
+ * through the write path of PUT prices; with `dryRun` nothing is written.
+ */
+export async function bulkChangePrices(
+  scope: RequestScope,
+  {
+    priceBookId: id,
+    body,
+    expected,
+  }: { priceBookId: string; body: BulkChangeBody; expected: ExpectedVersions },
+): Promise<Versioned<PriceChangePlan>> {
+  const {
+    db,
+    account: { id: accountId },
+  } = scope;
+  if (decimalPlaces(body.percent) > MAX_PRICE_DECIMALS) {
+    throwIfProblems([
+      bodyItem(
+        'too_many_decimals',
+        '/percent',
+        `${body.percent} has more than ${MAX_PRICE_DECIMALS} decimal places`,
+      ),
+    ]);
+  }
+  const dryRun = body.dryRun ?? false;
+  const currencies = body.currencies && new Set(body.currencies);
+  return writeOrPreview(db, dryRun, async (tx) => {
+    const book = await writableBook(tx, accountId, id, expected);
+    const entries = await listEntries(tx, accountId, id);
+    const flags = new Map(entries.map((e) => [e.product_id, Boolean(e.allow_unit_price_editing)]));
+    const rows = inBookOrder(entries, await listPrices(tx, accountId, id)).filter(
+      (row) => !currencies || currencies.has(row.currency),
     );
-    body.forEach((write, i) => {
-      if (!properties.has(write.productId)) {
+    const problems: ProblemItem[] = [];
+    const writes: PriceWrite[] = [];
+    for (const row of rows) {
+      const prices = toCurrencyPrices(row, flags.get(row.product_id) ?? false);
+      const changed = changedPrices(prices, {
+        percent: body.percent,
+        fields: body.fields,
+        currency: row.currency,
+      });
+      if (changed.overflows) {
         problems.push(
           bodyItem(
-            'unknown_reference',
-            pointer(i, 'productId'),
-            `product ${write.productId} is not a product of option ${book.bundle_option_id}`,
+            'price_limit',
+            '/percent',
+            `would take a price of product ${row.product_id} in ${row.currency} to ${PRICE_LIMIT} or more`,
           ),
         );
+      } else if (JSON.stringify(changed.prices) !== JSON.stringify(prices)) {
+        writes.push({ productId: row.product_id, currency: row.currency, ...changed.prices });
       }
-    });
-    throwIfProblems(problems);
-
-    const flags = new Map(
-      (await listEntries(tx, accountId, id, productIds)).map((e) => [
-        e.product_id,
-        Boolean(e.allow_unit_price_editing),
-      ]),
-    );
-    for (const write of body) {
-      const flag = givenFlag(write);
-      if (flag !== undefined) flags.set(write.productId, flag);
     }
-    const existing = new Map(
-      (await listPrices(tx, accountId, id, productIds)).map((p) => [
-        JSON.stringify([p.product_id, p.currency]),
-        p,
-      ]),
-    );
-    const rows: PriceRow[] = body.map((write) => {
-      const old = existing.get(JSON.stringify([write.productId, write.currency]));
-      return {
-        account_id: accountId,
-        price_book_id: id,
-        product_id: write.productId,
-        currency: write.currency,
-        standard_price:
-          write.standardPrice === undefined
-            ? (old?.standard_price ?? null)
-            : toStoredPrice(write.standardPrice),
-        list_price:
-          write.listPrice === undefined ? (old?.list_price ?? null) : toStoredPrice(write.listPrice),
-        adjustment:
-          write.adjustment === undefined ? (old?.adjustment ?? null) : toStoredAdjustment(write.adjustment),
-      };
-    });
-    await upsertEntries(
-      tx,
-      productIds.map((productId) => ({
-        account_id: accountId,
-        price_book_id: id,
-        option_id: book.bundle_option_id,
-        product_id: productId,
-        allow_unit_price_editing: flags.get(productId) ?? false,
-      })),
-    );
-    await upsertPrices(tx, rows);
-    await recordEvent(scope, tx, 'prices.changed', {
-      priceBookId: id,
-      productIds,
-      currencies: [...new Set(body.map((w) => w.currency))],
-    });
-    // The answer is what was read and written above, so the transaction reads nothing twice.
-    for (const row of rows) existing.set(JSON.stringify([row.product_id, row.currency]), row);
-    const pricesOf = Map.groupBy(
-      [...existing.values()].sort((a, b) => (a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0)),
-      (p) => p.product_id,
-    );
-    const value = productIds.map((productId) =>
-      toPricedProduct(
-        {
-          product_id: productId,
-          allow_unit_price_editing: flags.get(productId) ?? false,
-          properties: properties.get(productId) ?? '{}',
-        },
-        pricesOf.get(productId) ?? [],
-      ),
-    );
-    return { value, version: book.version };
+    throwIfProblems(problems);
+    const { changes } =
+      writes.length === 0 ? { changes: [] } : await writePrices(scope, tx, book, writes, []);
+    const summary = { rows: rows.length, changed: changes.length, unchanged: rows.length - changes.length };
+    return { value: { dryRun, summary, changes }, version: answeredVersion(book, dryRun) };
   });
+}
+
+/** Prices in the option's product order, then by currency (as listPrices reads them). */
+function inBookOrder(entries: readonly EntryRow[], rows: readonly PriceRow[]): PriceRow[] {
+  const order = new Map(entries.map((entry, i) => [entry.product_id, i]));
+  return rows.toSorted((a, b) => (order.get(a.product_id) ?? 0) - (order.get(b.product_id) ?? 0));
+}
+
+/** The prices of a readable book, for an export; a deleted book serves none. */
+async function bookPrices({ db, account }: RequestScope, id: string) {
+  const accountId = account.id;
+  return readSnapshot(db, async (tx) => {
+    const book = await readableBook(tx, accountId, id);
+    if (book.is_deleted) return { book, entries: [], rows: [] };
+    const entries = await listEntries(tx, accountId, id);
+    const rows = await listPrices(tx, accountId, id);
+    return { book, entries, rows };
+  });
+}
+
+/** Every entry of the book, in the option's product order. */
+export async function getPrices(
+  scope: RequestScope,
+  priceBookId: string,
+): Promise<Versioned<PricedProduct[]>> {
+  const { book, entries, rows } = await bookPrices(scope, priceBookId);
+  const pricesOf = Map.groupBy(rows, (row) => row.product_id);
+  return {
+    value: entries.map((entry) => toPricedProduct(entry, pricesOf.get(entry.product_id) ?? [])),
+    version: book.version,
+  };
+}
+
+/** The book's prices as a CSV file (PRICE_CSV_DESCRIPTION), in the option's product order, then by currency. */
+export async function exportPricesCsv(scope: RequestScope, priceBookId: string): Promise<Versioned<string>> {
+  const { book, entries, rows } = await bookPrices(scope, priceBookId);
+  const named = new Map(
+    entries.map((entry) => [
+      entry.product_id,
+      {
+        allowUnitPriceEditing: Boolean(entry.allow_unit_price_editing),
+        name: (JSON.parse(entry.properties) as Record<string, string | null>).name ?? null,
+      },
+    ]),
+  );
+  return { value: writePricesCsv(inBookOrder(entries, rows), named), version: book.version };
 }
 
 export async function deletePrices(

@@ -13,7 +13,10 @@ export const ConfigureRequest = component(
   Type.Object(
     {
       currency: Type.Optional(
-        Type.With(Currency, { description: 'When given, the answer carries the quote of the completion' }),
+        Type.With(Currency, {
+          description:
+            'When given, the answer carries the quote of the completion and each product’s unit price',
+        }),
       ),
       at: Type.Optional(
         Type.With(Instant, { description: 'The instant the quote is priced at; default: now' }),
@@ -69,7 +72,10 @@ const reason = Type.Object(
     }),
     optionId: Nullable(Type.String({ description: 'With ruleId "option": the option; else null' })),
     message: Type.String({
-      description: 'The rule’s message (else its name), or the counts the option allows',
+      description:
+        'In words for a sales rep, naming options and products by name and product id: the rule’s message (else ' +
+        'its name) and what it says, e.g. `Large needs warranty: "Large base" (BASE-L) in "Base" requires ' +
+        '"Warranty" (EXTRA-WARRANTY) in "Extras"`, or the counts the option allows, e.g. `"Base" must have 1 product`',
     }),
   },
   { description: 'A rule or option count that settles a state' },
@@ -84,6 +90,18 @@ export const ProductState = Type.Union(
       'the rejections. excluded: in none of them (every product not selected, when there are none). available: in ' +
       'some but not all. Exact for every input.',
   },
+);
+
+const Choice = Type.Object({ optionId: Type.String(), productId: ProductId });
+const Repair = component(
+  'ConfigureRepair',
+  Type.Object(
+    {
+      remove: Type.Array(Choice, { description: 'Selections to take out of `selections`' }),
+      unreject: Type.Array(Choice, { description: 'Rejections to take out of `rejections`' }),
+    },
+    { description: 'One way to a request some valid configuration extends' },
+  ),
 );
 
 export const ConfigureAnswer = component(
@@ -108,6 +126,14 @@ export const ConfigureAnswer = component(
                 'For required and excluded: the rules and option counts a proof of the state uses (a product rejected ' +
                 'in the request has none: the rejection is its reason); empty otherwise',
             }),
+            unitPrice: Type.Optional(
+              Nullable(Type.Number(), {
+                description:
+                  'With currency: the unit price a quote gives the product (as POST /v1/quotes/price would), at its ' +
+                  'quantity in the selections, else its minQuantity (at least 1), times the request’s quantity; null ' +
+                  'where it has no usable price. Absent without currency.',
+              }),
+            ),
           }),
         ),
       }),
@@ -119,9 +145,17 @@ export const ConfigureAnswer = component(
         ...reason.properties,
       }),
       {
-        description: 'When not valid: the rules and option counts that together leave no valid configuration',
+        description:
+          'When not valid: the rules and option counts that together leave no valid configuration, the rules first',
       },
     ),
+    repairs: Type.Array(Repair, {
+      maxItems: 3,
+      description:
+        'When not valid: up to 3 smallest sets of the request’s own choices whose removal leaves a request that ' +
+        'some valid configuration extends, smallest first; each minimal (no smaller part of it would do). Empty ' +
+        'when valid, and when even no choices at all would do (the bundle has no valid configuration).',
+    }),
     completion: Nullable(
       Type.Object(
         {

@@ -1,61 +1,75 @@
 import type { StampedCache } from '../catalogue/stamped-cache.ts';
 import { AppError, bodyItem, invalid, notFound, type ProblemItem, throwIfProblems } from '../problems.ts';
 import { RecencyMap } from '../recency-map.ts';
-import {
-  type Configured,
-  compileModel,
-  configure as configureModel,
-  type Fixed,
-  type Model,
-  type Reason,
-  SearchBudgetExceeded,
-} from '../rules/configurator.ts';
+import type { Configured, Fixed, ModelOption, Reason, Repair } from '../rules/configurator.ts';
 import type { RequestScope } from '../shared/scope.ts';
+import type { ConfigurePool } from './configure.pool.ts';
 import type { ConfigureAnswer, ConfigureRequest } from './configure.schemas.ts';
-import { type CatalogueBundle, defaultQuantity, priceQuote } from './quotes.engine.ts';
+import { type CatalogueBundle, defaultQuantity, priceQuote, unitPriceOf } from './quotes.engine.ts';
 import type { QuoteRequest } from './quotes.schemas.ts';
 import {
   type CachedCatalogue,
   catalogueOf,
   type KeptCatalogue,
   type KeptOutcome,
+  type Refusal,
   requestedInstant,
 } from './quotes.service.ts';
 
-// A compiled model per loaded bundle: it lives exactly as long as the cached catalogue entry it was made from,
-// which the stamps keep current, so a model is never older than the bundle's rules and options.
-const models = new WeakMap<CatalogueBundle, Model>();
+/**
+ * What the service needs of a bundle to have it searched: the model's source for the threads (compiled once per
+ * thread under `key`), and the request's choices as the model's variables. One per loaded bundle: it lives exactly as
+ * long as the cached catalogue entry it was made from, which the stamps keep current, so a key never names a model
+ * older than the bundle's rules and options.
+ */
+interface BundleModel {
+  key: string;
+  source: string;
+  /** `${optionId}\n${productId}` to variable, in the order the model numbers them. */
+  varOf: Map<string, number>;
+  optionIds: Set<string>;
+}
 
-function modelOf(bundle: CatalogueBundle): Model {
-  let model = models.get(bundle);
-  if (model === undefined) {
-    model = compileModel(
-      bundle.options.map((option) => ({
-        id: option.id,
-        type: option.type,
-        minCount: option.minCount,
-        maxCount: option.maxCount,
-        defaultProductId:
-          option.products.find((p) => p.id === option.defaultOptionProductId)?.productId ?? null,
-        products: option.products.map((p) => p.productId),
-      })),
-      bundle.rules,
-    );
-    models.set(bundle, model);
+const bundleModels = new WeakMap<CatalogueBundle, BundleModel>();
+let modelsMade = 0;
+
+function bundleModelOf(bundle: CatalogueBundle): BundleModel {
+  let made = bundleModels.get(bundle);
+  if (made === undefined) {
+    const options: ModelOption[] = bundle.options.map((option) => ({
+      id: option.id,
+      name: option.name,
+      type: option.type,
+      minCount: option.minCount,
+      maxCount: option.maxCount,
+      defaultProductId:
+        option.products.find((p) => p.id === option.defaultOptionProductId)?.productId ?? null,
+      products: option.products.map((p) => p.productId),
+      productNames: option.products.map((p) => p.properties.name ?? null),
+    }));
+    const varOf = new Map<string, number>();
+    for (const option of options)
+      for (const p of option.products) varOf.set(`${option.id}\n${p}`, varOf.size);
+    made = {
+      key: `${++modelsMade}`,
+      source: JSON.stringify({ options, rules: bundle.rules }),
+      varOf,
+      optionIds: new Set(options.map((o) => o.id)),
+    };
+    bundleModels.set(bundle, made);
   }
-  return model;
+  return made;
 }
 
 /** The variables the request names, or every problem with them: names the bundle lacks, and repeats. */
-function requestVariables(model: Model, request: ConfigureRequest) {
+function requestVariables(model: BundleModel, request: ConfigureRequest): Fixed {
   const problems: ProblemItem[] = [];
-  const options = new Set(model.options.map((o) => o.id));
   const resolve = (list: { optionId: string; productId: string }[], at: string): number[] =>
     list.flatMap((choice, i) => {
       const v = model.varOf.get(`${choice.optionId}\n${choice.productId}`);
       if (v !== undefined) return [v];
       problems.push(
-        options.has(choice.optionId)
+        model.optionIds.has(choice.optionId)
           ? bodyItem(
               'unknown_reference',
               `/${at}/${i}/productId`,
@@ -92,31 +106,32 @@ function requestVariables(model: Model, request: ConfigureRequest) {
 
 const violationCode = (reason: Reason) => (reason.ruleId === 'option' ? 'option_count' : 'rule_violated');
 
-/** 422 configuration_too_complex, naming the budget: kept refusals are answered with it too. */
-function tooComplex(maxSteps: number): AppError {
+/** 422 configuration_too_complex, naming the bound passed: kept refusals are answered with it too. */
+function tooComplex(by: Refusal | 'wait', pool: ConfigurePool): AppError {
+  const { maxSteps, budgetMs } = pool.limits;
+  const what = {
+    steps: `took more than ${maxSteps} search steps (CONFIGURE_MAX_STEPS)`,
+    time: `took more than ${budgetMs} ms of CPU time (CONFIGURE_BUDGET_MS)`,
+    memory: 'needed more memory than a configure thread has',
+    wait: `could not be finished in time: the server is busy (CONFIGURE_BUDGET_MS is ${budgetMs} ms of CPU time)`,
+  }[by];
   return new AppError(
     'configuration_too_complex',
-    `Working out this configuration took more than ${maxSteps} search steps (CONFIGURE_MAX_STEPS), so no ` +
-      'answer is given rather than an inexact one; select or reject more products to narrow the search, or ' +
-      "simplify the bundle's rules.",
+    `Working out this configuration ${what}, so no answer is given rather than an inexact one; select or reject ` +
+      "more products to narrow the search, or simplify the bundle's rules.",
   );
 }
 
-/** The model's answer within `maxSteps` steps of search, or null: never an inexact one. */
-function configureWithin(model: Model, fixed: Fixed, maxSteps: number): Configured | null {
-  try {
-    return configureModel(model, fixed, maxSteps);
-  } catch (error) {
-    if (!(error instanceof SearchBudgetExceeded)) throw error;
-    return null;
-  }
-}
-
 /**
- * The answer's options, each product's state and reasons, as JSON in UTF-8: they follow from the outcome and the
- * bundle alone, so an outcome kept is serialized and encoded once, however often it is asked.
+ * The answer's options, each product's state and reasons (and unit price, given a currency), as JSON in UTF-8: they
+ * follow from the outcome, the bundle and the prices alone, so an outcome kept is serialized and encoded once,
+ * however often it is asked.
  */
-function optionsJson(bundle: CatalogueBundle, configured: Configured): Buffer {
+function optionsJson(
+  bundle: CatalogueBundle,
+  configured: Configured,
+  prices: readonly (number | null)[] | null,
+): Buffer {
   let v = 0;
   const options: ConfigureAnswer['options'] = bundle.options.map((option) => ({
     optionId: option.id,
@@ -125,12 +140,14 @@ function optionsJson(bundle: CatalogueBundle, configured: Configured): Buffer {
     maxCount: option.maxCount,
     products: option.products.map((product) => {
       const at = v++;
-      return {
+      const answer: ConfigureAnswer['options'][number]['products'][number] = {
         productId: product.productId,
         state: configured.states[at] ?? 'excluded',
         // Serialized as it is, never changed: the products without reasons share one frozen array.
         reasons: (configured.reasons[at] ?? []) as Reason[],
       };
+      if (prices !== null) answer.unitPrice = prices[at] ?? null;
+      return answer;
     }),
   }));
   const json = JSON.stringify(options);
@@ -141,46 +158,94 @@ function optionsJson(bundle: CatalogueBundle, configured: Configured): Buffer {
   return bytes;
 }
 
-/** A search of `fixed`: its outcome with the options' JSON, or null past the budget. */
-function searched(bundle: CatalogueBundle, model: Model, fixed: Fixed, maxSteps: number): KeptOutcome | null {
-  const configured = configureWithin(model, fixed, maxSteps);
-  return configured && { configured, options: optionsJson(bundle, configured) };
-}
-
 /** Roughly the bytes an outcome kept under `key` holds: the key, two references a product, the completion, the JSON. */
-function weightOf(key: string, outcome: KeptOutcome | null): number {
+function weightOf(key: string, outcome: KeptOutcome | Refusal): number {
   const keyBytes = 256 + key.length * 2;
-  if (outcome === null) return keyBytes;
+  if (typeof outcome === 'string') return keyBytes;
   const { configured, options } = outcome;
   return keyBytes + configured.states.length * 16 + (configured.completion?.length ?? 0) + options.length;
 }
 
+/** What one request asks to be worked out. */
+interface Asked {
+  bundle: CatalogueBundle;
+  model: BundleModel;
+  fixed: Fixed;
+  /** What prices the answer's products depend on beyond the catalogue (the quantities), or null for none. */
+  pricing: string | null;
+  /** Each product's unit price, by variable, when `pricing` is not null. */
+  prices: () => (number | null)[] | null;
+}
+
+/** Bundle quantities whose least prices are kept per loaded bundle (leastPricesOf). */
+const LEAST_PRICES_KEPT = 8;
+const leastPrices = new WeakMap<CatalogueBundle, Map<number, readonly (number | null)[]>>();
+
 /**
- * The model's answer for `fixed`, or 422 configuration_too_complex. A catalogue the cache holds keeps the last
- * `keptAnswers` outcomes beside it, the refusals included, so that a state asked again (every rep opening the
- * bundle asks the same first one) is not searched again: the outcome depends on nothing else (quantities are
- * applied after it; another currency is another catalogue), and a change to the bundle or its rules makes a new
- * catalogue entry.
+ * Each product's unit price at its least quantity times `multiplier`, by variable: what every request that sets no
+ * quantity of its own shows. Kept per loaded bundle, which the stamps renew when a price or a book's window changes,
+ * so a search does not price every product again (volume tiers are decimal arithmetic).
  */
-function outcomeOf(
+function leastPricesOf(bundle: CatalogueBundle, multiplier: number, at: string): readonly (number | null)[] {
+  let byMultiplier = leastPrices.get(bundle);
+  if (byMultiplier === undefined) {
+    byMultiplier = new Map();
+    leastPrices.set(bundle, byMultiplier);
+  }
+  let prices = byMultiplier.get(multiplier);
+  if (prices === undefined) {
+    prices = bundle.options.flatMap((option) =>
+      option.products.map((product) =>
+        unitPriceOf(option, product, defaultQuantity(product) * multiplier, at),
+      ),
+    );
+    if (byMultiplier.size >= LEAST_PRICES_KEPT) byMultiplier.clear();
+    byMultiplier.set(multiplier, prices);
+  }
+  return prices;
+}
+
+/** A search of the request in the pool: its outcome with the options' JSON, or the bound it passed. */
+async function searched(pool: ConfigurePool, asked: Asked): Promise<KeptOutcome | Refusal | 'wait'> {
+  const { model, fixed } = asked;
+  const found = await pool.search({
+    modelKey: model.key,
+    source: model.source,
+    chosen: [...fixed.chosen],
+    rejected: [...fixed.rejected],
+  });
+  if ('refused' in found) return found.refused;
+  const { configured } = found;
+  return { configured, options: optionsJson(asked.bundle, configured, asked.prices()) };
+}
+
+/**
+ * The outcome of the request, or 422 configuration_too_complex. A catalogue the cache holds keeps the last
+ * `keptAnswers` outcomes beside it, the refusals by a bound of the search included, so that a state asked again
+ * (every rep opening the bundle asks the same first one) is not searched again: the outcome depends on nothing else
+ * (quantities are applied after it, but for the unit prices, which are in its key; another currency is another
+ * catalogue), and a change to the bundle or its rules makes a new catalogue entry. A request that waited too long
+ * for its search is refused without keeping that: the next may find the threads free.
+ */
+async function outcomeOf(
   kept: KeptCatalogue | null,
-  bundle: CatalogueBundle,
-  model: Model,
-  fixed: Fixed,
-  { maxSteps, keptAnswers }: { maxSteps: number; keptAnswers: number },
-): KeptOutcome {
-  if (kept === null || keptAnswers === 0)
-    return orRefused(searched(bundle, model, fixed, maxSteps), maxSteps);
+  asked: Asked,
+  pool: ConfigurePool,
+  keptAnswers: number,
+): Promise<KeptOutcome> {
+  if (kept === null || keptAnswers === 0) return orRefused(await searched(pool, asked), pool);
+  const { bundle, fixed, pricing } = asked;
   // The order of the choices is kept: it can decide which of two equally cheap completions is found.
-  const key = `${bundle.id}\n${fixed.chosen.join(',')}\n${fixed.rejected.join(',')}`;
+  const key = `${bundle.id}\n${fixed.chosen.join(',')}\n${fixed.rejected.join(',')}\n${pricing ?? ''}`;
   kept.entry.configured ??= new RecencyMap();
   const memo = kept.entry.configured;
-  let outcome = memo.get(key);
-  if (outcome !== undefined) {
-    memo.touch(key, outcome);
-    return orRefused(outcome, maxSteps);
+  const held = memo.get(key);
+  if (held !== undefined) {
+    memo.touch(key, held);
+    return orRefused(held, pool);
   }
-  outcome = searched(bundle, model, fixed, maxSteps);
+  const outcome = await searched(pool, asked);
+  if (outcome === 'wait') return orRefused(outcome, pool);
   let grown = weightOf(key, outcome);
   for (const [oldest, evicted] of memo) {
     if (memo.size < keptAnswers) break;
@@ -189,18 +254,35 @@ function outcomeOf(
   }
   kept.grew(grown);
   memo.set(key, outcome);
-  return orRefused(outcome, maxSteps);
+  return orRefused(outcome, pool);
 }
 
 /** The outcome, or its refusal thrown. */
-function orRefused(outcome: KeptOutcome | null, maxSteps: number): KeptOutcome {
-  if (outcome === null) throw tooComplex(maxSteps);
+function orRefused(outcome: KeptOutcome | Refusal | 'wait', pool: ConfigurePool): KeptOutcome {
+  if (typeof outcome === 'string') throw tooComplex(outcome, pool);
   return outcome;
 }
 
+/** A repair's indexes as the request's own choices. */
+function repairJson(request: ConfigureRequest, repair: Repair): ConfigureAnswer['repairs'][number] {
+  const choice = ({ optionId, productId }: { optionId: string; productId: string }) => ({
+    optionId,
+    productId,
+  });
+  return {
+    remove: repair.remove.map((i) =>
+      choice(request.selections[i] as { optionId: string; productId: string }),
+    ),
+    unreject: repair.unreject.map((i) =>
+      choice((request.rejections ?? [])[i] as { optionId: string; productId: string }),
+    ),
+  };
+}
+
 /**
- * Configure (docs/configuration.md): the exact state of every product of the bundle given the selections and rejections, whether
- * a valid configuration extends them, and the cheapest one (with its quote, given a currency). A read.
+ * Configure (docs/configuration.md): the exact state of every product of the bundle given the selections and
+ * rejections, whether a valid configuration extends them, the cheapest one (with its quote, given a currency) and,
+ * when none does, the smallest repairs. The search runs in `pool`, off the event loop, within its budget. A read.
  */
 export async function configureBundle(
   scope: RequestScope,
@@ -208,9 +290,15 @@ export async function configureBundle(
     bundleId,
     request,
     cache,
-  }: { bundleId: string; request: ConfigureRequest; cache: StampedCache<CachedCatalogue> | null },
+    pool,
+  }: {
+    bundleId: string;
+    request: ConfigureRequest;
+    cache: StampedCache<CachedCatalogue> | null;
+    /** The threads the search runs in, with its budget. */
+    pool: ConfigurePool;
+  },
 ): Promise<Buffer> {
-  const limits = { maxSteps: scope.limits.configureMaxSteps, keptAnswers: scope.limits.configureAnswersKept };
   const instant = requestedInstant(request.at);
   if ('problem' in instant) throw invalid('validation_failed', [instant.problem]);
   const { catalogue, at, kept } = await catalogueOf(scope, {
@@ -219,15 +307,42 @@ export async function configureBundle(
   });
   const bundle = catalogue.get(bundleId);
   if (bundle === undefined) throw notFound('Bundle', bundleId);
-  const model = modelOf(bundle);
+  const model = bundleModelOf(bundle);
   const fixed = requestVariables(model, request);
-  const { configured: answer, options } = outcomeOf(kept, bundle, model, fixed, limits);
 
   const quantities = new Map<number, number>();
   request.selections.forEach((choice) => {
     const v = model.varOf.get(`${choice.optionId}\n${choice.productId}`) as number;
     if (choice.quantity !== undefined) quantities.set(v, choice.quantity);
   });
+  const multiplier = request.quantity ?? 1;
+  const priced = request.currency !== undefined;
+  const { configured: answer, options } = await outcomeOf(
+    kept,
+    {
+      bundle,
+      model,
+      fixed,
+      pricing: priced ? `${multiplier}\n${[...quantities].join(';')}` : null,
+      prices: () => {
+        if (!priced) return null;
+        const prices = [...leastPricesOf(bundle, multiplier, at)];
+        let variable = 0;
+        for (const option of bundle.options) {
+          for (const product of option.products) {
+            const quantity = quantities.get(variable);
+            if (quantity !== undefined)
+              prices[variable] = unitPriceOf(option, product, quantity * multiplier, at);
+            variable++;
+          }
+        }
+        return prices;
+      },
+    },
+    pool,
+    scope.limits.configureAnswersKept,
+  );
+
   let v = 0;
   const completion: ConfigureAnswer['completion'] = answer.completion && { selections: [] };
   const quoteOptions: QuoteRequest['bundles'][number]['options'] = [];
@@ -247,24 +362,26 @@ export async function configureBundle(
   let quote: ConfigureAnswer['quote'] = null;
   let quoteProblems: ProblemItem[] = [];
   if (request.currency !== undefined && completion !== null) {
-    const priced = priceQuote(
+    const outcome = priceQuote(
       {
         currency: request.currency,
-        bundles: [{ bundleId, quantity: request.quantity ?? 1, options: quoteOptions }],
+        bundles: [{ bundleId, quantity: multiplier, options: quoteOptions }],
       },
       catalogue,
       at,
     );
-    if (priced.ok) quote = priced.quote;
-    else quoteProblems = priced.violations;
+    if (outcome.ok) quote = outcome.quote;
+    else quoteProblems = outcome.violations;
   }
   const violations = answer.violations.map((reason) => ({ code: violationCode(reason), ...reason }));
+  const repairs = answer.repairs.map((repair) => repairJson(request, repair));
   // JSON.stringify of the answer, in its order, with the options made once per outcome (optionsJson).
   return jsonAround(
     `{"valid":${answer.valid},"complete":${answer.complete},"options":`,
     options,
-    `,"violations":${JSON.stringify(violations)},"completion":${JSON.stringify(completion)},` +
-      `"quote":${JSON.stringify(quote)},"quoteProblems":${JSON.stringify(quoteProblems)}}`,
+    `,"violations":${JSON.stringify(violations)},"repairs":${JSON.stringify(repairs)},` +
+      `"completion":${JSON.stringify(completion)},"quote":${JSON.stringify(quote)},` +
+      `"quoteProblems":${JSON.stringify(quoteProblems)}}`,
   );
 }
 

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { approvalsTag, QuoteDecisionBody } from '../approvals/approval-policies.schemas.ts';
-import { expectedVersions, IfMatchHeader, tagged } from '../http/conditional.ts';
+import { expectedVersions, tagged } from '../http/conditional.ts';
 import { tag } from '../http/openapi.ts';
 import type { Routes } from '../http/routes.ts';
 import { decideQuote } from './quote-approvals.service.ts';
@@ -35,14 +35,13 @@ export const quoteApprovalsRoutes: Routes = async (app) => {
     app.post(
       `/quotes/:quoteId/${action}`,
       {
-        config: { approverOnly: true },
+        config: { approverOnly: true, takesIfMatch: true },
         schema: {
           operationId: `${action}Quote`,
           summary: decisions[action].summary,
           description: `${decisions[action].description} ${who}`,
           tags,
           params: QuotePath,
-          headers: Type.Object({ 'if-match': Type.Optional(IfMatchHeader) }),
           body: QuoteDecisionBody,
           'x-optional-body': true,
           response: {
@@ -54,7 +53,6 @@ export const quoteApprovalsRoutes: Routes = async (app) => {
               description:
                 'invalid_transition: the quote is not pending approval; conflict: it changed since it was read',
             }),
-            412: Type.Ref('Problem', { description: 'If-Match names no current version of the quote' }),
           },
         },
         // The body is optional: a decision without one has no comment. A JSON null is a body, left to validation.

@@ -19,7 +19,7 @@ export interface CatalogueBundle {
 export interface CatalogueOption {
   id: string;
   /** The option's name, which a quote's document shows. */
-  name?: string;
+  name: string;
   type: 'INCLUDED' | 'ADD_ON';
   minCount: number | null;
   maxCount: number | null;
@@ -221,6 +221,21 @@ const entryView = perCatalogueObject(
         : { ...entry.adjustment, allowUnitPriceEditing: entry.allowUnitPriceEditing },
   }),
 );
+
+/**
+ * The unit price a quote at `at` gives a product of an option at `quantity` (the bundle's multiplier applied), with
+ * its stored properties; null where the quote would have none (no usable book or price, a tier or value missed).
+ */
+export function unitPriceOf(
+  option: CatalogueOption,
+  product: CatalogueProduct,
+  quantity: number,
+  at: string,
+): number | null {
+  if (product.price === null || bookProblem(option.priceBook, at, Date.parse(at)) !== null) return null;
+  const priced = priceUnit(product.price, { quantity, properties: product.properties, variantId: null });
+  return priced.ok ? toJsonNumber(priced.unitPrice) : null;
+}
 
 /**
  * Checks a configuration against its bundles' rules and prices it (docs/pricing.md), with no I/O: every violation

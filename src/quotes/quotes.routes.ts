@@ -3,6 +3,7 @@ import { BundlePath } from '../bundles/bundles.schemas.ts';
 import { StampedCache } from '../catalogue/stamped-cache.ts';
 import { tag } from '../http/openapi.ts';
 import { type Routes, serialized } from '../http/routes.ts';
+import { ConfigurePool } from './configure.pool.ts';
 import { ConfigureAnswer, ConfigureRequest } from './configure.schemas.ts';
 import { configureBundle } from './configure.service.ts';
 import { quoteRecordsRoutes } from './quote-records.routes.ts';
@@ -28,6 +29,12 @@ export const quotesRoutes: Routes = async (app, options) => {
     config.detailsCacheBytes > 0 ? new StampedCache<CachedCatalogue>(config.detailsCacheBytes) : null;
   if (cache) metrics.watchCache('quote_catalogues', cache);
   await app.register(quoteRecordsRoutes({ cache }), options);
+  const pool = new ConfigurePool({
+    threads: config.configureThreads,
+    budgetMs: config.configureBudgetMs,
+    maxSteps: config.configureMaxSteps,
+  });
+  app.addHook('onClose', () => pool.close());
   app.post(
     '/quotes/price',
     {
@@ -66,9 +73,13 @@ export const quotesRoutes: Routes = async (app, options) => {
           'be left out), and every active rule kept. Each product is selected, required (in every valid ' +
           'configuration that extends the selections and avoids the rejections), excluded (in none) or available ' +
           '(in some): exactly, for every input, so a product shown available can always be completed. ' +
-          'The search is bounded: past CONFIGURE_MAX_STEPS steps (values set and conflicts met; default ' +
-          '1000000) it stops and answers 422 configuration_too_complex, never an inexact answer; select or reject ' +
-          'more products, or simplify the rules. The outcome of a state (its selections and rejections) is kept ' +
+          'When no valid configuration extends the request, `repairs` gives up to 3 smallest sets of its own ' +
+          'selections to remove and rejections to undo that would leave one, smallest first. With `currency`, each ' +
+          'product carries its `unitPrice`. Messages name options and products by name and product id. ' +
+          'The search runs off the event loop, in a pool of CONFIGURE_THREADS threads (default 1), and is bounded: ' +
+          'past CONFIGURE_BUDGET_MS of CPU time (default 1000) or CONFIGURE_MAX_STEPS steps (values set and ' +
+          'conflicts met; default 1000000) it stops and answers 422 configuration_too_complex, never an inexact ' +
+          'answer; select or reject more products, or simplify the rules. Other requests do not wait for it. The outcome of a state (its selections and rejections) is kept ' +
           'beside the cached catalogue, the last CONFIGURE_ANSWERS_KEPT of each bundle (default 256), refusals ' +
           'included: asked again while the bundle and its rules are unchanged, it is not searched again. See ' +
           'docs/configuration.md.',
@@ -86,6 +97,7 @@ export const quotesRoutes: Routes = async (app, options) => {
         bundleId: request.params.bundleId,
         request: request.body,
         cache,
+        pool,
       });
       // Already serialized: a kept outcome's options are made once.
       reply.type('application/json; charset=utf-8');

@@ -14,11 +14,17 @@ import type { Quote, QuoteRequest } from './quotes.schemas.ts';
 export interface CachedCatalogue extends Stamped {
   catalogue: Map<string, CatalogueBundle>;
   /**
-   * What configure worked out on this state of the catalogue, by bundle and selections and rejections, null where
-   * the search passed its step budget (configure.service.ts); weighed into the entry.
+   * What configure worked out on this state of the catalogue, by bundle and selections and rejections, or the bound
+   * of its search that the search passed (configure.service.ts); weighed into the entry.
    */
-  configured?: RecencyMap<KeptOutcome | null>;
+  configured?: RecencyMap<KeptOutcome | Refusal>;
 }
+
+/**
+ * The bound a configure search passed: its steps (CONFIGURE_MAX_STEPS), its CPU time (CONFIGURE_BUDGET_MS) or its
+ * thread's memory.
+ */
+export type Refusal = 'steps' | 'time' | 'memory';
 
 /** What configure worked out for one state of a bundle, with its answer's options as JSON in UTF-8. */
 export interface KeptOutcome {
@@ -73,7 +79,7 @@ export async function catalogueOf(
   const currency = request.currency ?? undefined;
   // A quote of many large bundles is read in rounds, as their details are (readInRounds).
   const load = (at: string) =>
-    scope.limits.gate.run(() =>
+    scope.limits.gate.run(accountId, () =>
       readInRounds(db, accountId, bundleIds, () => {
         const all: Awaited<ReturnType<typeof loadQuoteCatalogue>> = {
           catalogue: new Map(),

@@ -1,9 +1,17 @@
 import { type ModelRule, ruleHolds, ruleMessage } from './rule-logic.ts';
-import type { When } from './rules.schemas.ts';
-import { type Formula, negative, positive, Solver } from './sat.ts';
+import type { Selector, When } from './rules.schemas.ts';
+import {
+  type Budget,
+  type Formula,
+  negative,
+  positive,
+  SearchBudgetExceeded,
+  Solver,
+  unbounded,
+} from './sat.ts';
 import { carve } from './typed-arrays.ts';
 
-export { SearchBudgetExceeded } from './sat.ts';
+export { type Budget, SearchBudgetExceeded } from './sat.ts';
 
 // The exact configurator behind configure (docs/configuration.md). A configuration of a bundle is a set of
 // products, and the bundle compiles into a propositional formula whose models are exactly its valid configurations:
@@ -15,6 +23,8 @@ export { SearchBudgetExceeded } from './sat.ts';
 
 export interface ModelOption {
   id: string;
+  /** What a sales rep reads: the option's name (its id when absent). */
+  name?: string;
   type: 'INCLUDED' | 'ADD_ON';
   minCount: number | null;
   maxCount: number | null;
@@ -22,6 +32,8 @@ export interface ModelOption {
   defaultProductId: string | null;
   /** CRM product ids, in display order. */
   products: readonly string[];
+  /** Per product: its `name` property, or null (absent: none has one). */
+  productNames?: readonly (string | null)[];
 }
 
 /** What caused a state or a violation: a rule, or an option's own count ("option"). */
@@ -69,18 +81,48 @@ function countsOf(option: ModelOption): Counts {
   return { zero: option.type === 'ADD_ON', lo, hi };
 }
 
+const optionName = (option: ModelOption) => `"${option.name ?? option.id}"`;
+
 export function optionReason(option: ModelOption): Reason {
   const { zero, lo, hi } = countsOf(option);
-  const range = lo > hi ? 'no count it allows' : lo === hi ? `${lo}` : `${lo} to ${hi}`;
+  const range = lo > hi ? 'a count it cannot have' : lo === hi ? `${lo}` : `${lo} to ${hi}`;
   const products = hi === 1 && lo === 1 ? 'product' : 'products';
   const message = zero
-    ? `option ${option.id} takes no products or ${range} ${products}`
-    : `the INCLUDED option ${option.id} takes ${range} ${products}`;
+    ? `${optionName(option)} takes no products or ${range} ${products}`
+    : `${optionName(option)} must have ${range} ${products}`;
   return { ruleId: 'option', optionId: option.id, message };
 }
 
-export function ruleReason(rule: ModelRule): Reason {
-  return { ruleId: rule.id, optionId: null, message: ruleMessage(rule) };
+/**
+ * A rule in words for a sales rep, naming options and products by name and product id: its message (else its name),
+ * then what it says, e.g. `Large needs warranty: "Large base" (BASE-L) in "Base" requires "Warranty"
+ * (EXTRA-WARRANTY) in "Extras"`.
+ */
+export function ruleReason(rule: ModelRule, options: readonly ModelOption[]): Reason {
+  const byId = new Map(options.map((o) => [o.id, o]));
+  const selector = (s: Selector, negated: boolean): string => {
+    const option = byId.get(s.optionId);
+    const where = option ? optionName(option) : `option ${s.optionId}`;
+    if (s.productId === undefined) return negated ? `nothing in ${where}` : `anything in ${where}`;
+    const name = option?.productNames?.[option.products.indexOf(s.productId)];
+    const product = name ? `"${name}" (${s.productId})` : `product ${s.productId}`;
+    return `${negated ? 'not ' : ''}${product} in ${where}`;
+  };
+  const words = (when: When, nested: boolean): string => {
+    if ('not' in when) {
+      const inner = when.not;
+      return 'optionId' in inner ? selector(inner, true) : `not (${words(inner, false)})`;
+    }
+    if ('all' in when || 'any' in when) {
+      const [joint, operands] = 'all' in when ? [' and ', when.all] : [' or ', when.any];
+      const text = operands.map((w) => words(w, operands.length > 1)).join(joint);
+      return nested && operands.length > 1 ? `(${text})` : text;
+    }
+    return selector(when, false);
+  };
+  const then = rule.then.map((s) => selector(s, false)).join(' and ');
+  const message = `${ruleMessage(rule)}: ${words(rule.when, false)} ${rule.kind} ${then}`;
+  return { ruleId: rule.id, optionId: null, message };
 }
 
 /** A rule's condition in negation normal form: literals under and/or. */
@@ -150,7 +192,7 @@ export function compileModel(options: readonly ModelOption[], rules: readonly Mo
   const reasons: Reason[] = options.map(optionReason);
   rules.forEach((rule, r) => {
     const prov = m + r;
-    reasons.push(ruleReason(rule));
+    reasons.push(ruleReason(rule, options));
     const selector = (s: { optionId: string; productId?: string }): number => {
       const o = optionIndex.get(s.optionId);
       // Rules are checked against the bundle when written and cleaned when an option or product goes, so a
@@ -275,7 +317,17 @@ export interface Configured {
   violations: Reason[];
   /** One cheapest valid configuration extending the request (per variable 0/1), or null. */
   completion: Int8Array | null;
+  /** When not valid: up to MAX_REPAIRS smallest minimal repairs, smallest first (repairsOf). */
+  repairs: Repair[];
 }
+
+/** Which of a request's selections and rejections (indexes into Fixed.chosen and Fixed.rejected) to drop. */
+export interface Repair {
+  remove: number[];
+  unreject: number[];
+}
+
+export const MAX_REPAIRS = 3;
 
 /**
  * The reasons of every product that has none: one array shared by all of them, where an array each was a third of
@@ -333,10 +385,11 @@ function costOf(model: Model, selected: Uint8Array, config: Int8Array): number {
  * leaves out) or a refutation (the solver proving there is none, which also fixes the product for every later
  * question); products not yet seen held are tried held first, so a handful of solves usually settle a bundle, and
  * products no rule names share one state per option. The completion is then the cheapest valid configuration, found
- * by asking for one cheaper than the best known until there is none. Throws SearchBudgetExceeded once the solver
- * as a whole passes `maxSteps` steps.
+ * by asking for one cheaper than the best known until there is none. When no valid configuration extends the
+ * request, its repairs instead (repairsOf). Throws SearchBudgetExceeded once the solver passes `budget.maxSteps`
+ * steps, or `budget.spent` says the caller's budget is used up.
  */
-export function configure(model: Model, fixed: Fixed, maxSteps = Number.POSITIVE_INFINITY): Configured {
+export function configure(model: Model, fixed: Fixed, budget: Budget = unbounded): Configured {
   const n = model.productOf.length;
   const classes = model.options.length;
   const [classOf, classProof, selected, canHold, canLeave, classHold, classLeave, best] = carve([
@@ -358,16 +411,21 @@ export function configure(model: Model, fixed: Fixed, maxSteps = Number.POSITIVE
     reasons[v] = noReasons;
   }
   const complete = isValidConfiguration(model, fixed.chosen);
+  // The rules' violations first: an option's count is more often what a broken rule leaves than the cause.
   const invalid = (violations: Reason[]): Configured => ({
     valid: false,
     complete,
     states,
     reasons,
-    violations,
+    violations: [
+      ...violations.filter((r) => r.ruleId !== 'option'),
+      ...violations.filter((r) => r.ruleId === 'option'),
+    ],
     completion: null,
+    repairs: repairsOf(model, fixed, budget),
   });
 
-  const solver = new Solver(model.formula, maxSteps);
+  const solver = new Solver(model.formula, budget);
   const consistent =
     fixed.chosen.every((v) => solver.fix(positive(v))) &&
     fixed.rejected.every((v) => solver.fix(negative(v)));
@@ -453,5 +511,86 @@ export function configure(model: Model, fixed: Fixed, maxSteps = Number.POSITIVE
     best.set(solver.model);
     bestCost = costOf(model, selected, best);
   }
-  return { valid: true, complete, states, reasons, violations: [], completion: best };
+  return { valid: true, complete, states, reasons, violations: [], completion: best, repairs: [] };
+}
+
+/**
+ * Up to MAX_REPAIRS smallest minimal repairs of a request no valid configuration extends: sets of its own choices
+ * whose removal leaves a request some valid configuration extends, none holding another, smallest first. Found as
+ * implicit hitting sets: a failed try's proof names the choices it used (a core), and any repair drops one choice
+ * of every core; so the candidates of each size are the sets that hit every core known, tried in turn, each failure
+ * adding its core. Every size below is exhausted first, so a candidate holding no repair found is minimal.
+ */
+export function repairsOf(model: Model, fixed: Fixed, budget: Budget = unbounded): Repair[] {
+  // The choices as distinct literals: a product rejected twice is one choice.
+  const items: number[] = [];
+  const firstAt = new Map<number, number>();
+  const add = (lit: number) => {
+    if (!firstAt.has(lit)) firstAt.set(lit, items.push(lit) - 1);
+  };
+  for (const v of fixed.chosen) add(positive(v));
+  for (const v of fixed.rejected) add(negative(v));
+  const provenances = model.formula.provenances;
+  const dropped = new Uint8Array(items.length);
+  /** Null when the request without the dropped choices is valid, else the choices a proof of that used. */
+  const attempt = (): number[] | null => {
+    const solver = new Solver(model.formula, budget, items.length);
+    for (let i = 0; i < items.length; i++) {
+      const lit = items[i] as number;
+      if (dropped[i] === 0 && !solver.fix(lit, i)) return [firstAt.get(lit ^ 1) as number, i];
+    }
+    if (solver.fixUnits() && solver.solve() !== 'unsat') return null;
+    const proof = solver.unsatProof as Uint32Array;
+    const core: number[] = [];
+    for (let i = 0; i < items.length; i++) {
+      const c = provenances + i;
+      if (((proof[c >> 5] as number) >>> (c & 31)) & 1) core.push(i);
+    }
+    return core;
+  };
+  const cores: number[][] = [];
+  const found: number[][] = [];
+  const tried = new Set<string>();
+  const spent = () => budget.spent?.() === true;
+  const hits = (core: number[]) => core.some((i) => dropped[i] === 1);
+  const holdsFound = () => found.some((repair) => repair.every((i) => dropped[i] === 1));
+  /** A set of `size` choices, extending the dropped ones, that hits every core and is not tried yet; else null. */
+  const candidate = (chosen: number[], size: number): number[] | null => {
+    if (holdsFound()) return null;
+    const open = cores.find((core) => !hits(core));
+    if (open === undefined) return chosen.length === size && !tried.has(chosen.join()) ? [...chosen] : null;
+    if (chosen.length === size) return null;
+    if (spent()) throw new SearchBudgetExceeded('time');
+    for (const i of open) {
+      dropped[i] = 1;
+      const next = [...chosen, i].sort((a, b) => a - b);
+      const made = candidate(next, size);
+      dropped[i] = 0;
+      if (made !== null) return made;
+    }
+    return null;
+  };
+  for (let size = 0; size <= items.length && found.length < MAX_REPAIRS; size++) {
+    for (;;) {
+      dropped.fill(0);
+      const set = candidate([], size);
+      if (set === null) break;
+      tried.add(set.join());
+      for (const i of set) dropped[i] = 1;
+      const core = attempt();
+      if (core === null) {
+        found.push(set);
+        if (found.length === MAX_REPAIRS) break;
+      } else if (core.length === 0) return [];
+      else cores.push(core);
+    }
+  }
+  const choices = (set: number[], of: readonly number[], negated: 0 | 1) =>
+    set.flatMap((i) =>
+      ((items[i] as number) & 1) === negated ? [of.indexOf((items[i] as number) >> 1)] : [],
+    );
+  return found.map((set) => ({
+    remove: choices(set, fixed.chosen, 0),
+    unreject: choices(set, fixed.rejected, 1),
+  }));
 }

@@ -12,7 +12,8 @@
 //   the whole formula finds still needed (see decide and repair), since setting every other product false
 //   completes a model; most of a bundle's products are never branched on. A search that needs many such repairs
 //   falls back to VSIDS branching over every product;
-// - a budget of steps (assignments and conflicts) past which it throws SearchBudgetExceeded.
+// - a budget of steps (assignments and conflicts), and of whatever else its caller counts (CPU time), past which
+//   it throws SearchBudgetExceeded.
 // It answers one question at a time, under at most one assumed literal; what it learns stays valid for the next
 // question, since it only ever follows from the formula and the facts fixed at the root.
 
@@ -58,17 +59,26 @@ export interface Formula {
   cost: Int8Array;
 }
 
+/** What one search may spend: steps (assignments and conflicts), and what `spent` says once it answers true. */
+export interface Budget {
+  maxSteps: number;
+  /** Asked every few thousand steps; true once the caller's own budget (CPU time) is used up. */
+  spent?: () => boolean;
+}
+
+export const unbounded: Budget = { maxSteps: Number.POSITIVE_INFINITY };
+
 /**
- * Thrown when a search has taken more steps (assignments and conflicts) than its budget allows: an exact answer is
- * not known, so none is given rather than an inexact one.
+ * Thrown when a search has spent more than its budget: an exact answer is not known, so none is given rather than
+ * an inexact one. `by` says which bound it passed.
  */
 export class SearchBudgetExceeded extends Error {
-  readonly maxSteps: number;
+  readonly by: 'steps' | 'time';
 
-  constructor(maxSteps: number) {
-    super(`the search took more than ${maxSteps} steps`);
+  constructor(by: 'steps' | 'time') {
+    super(`the search passed its budget of ${by}`);
     this.name = 'SearchBudgetExceeded';
-    this.maxSteps = maxSteps;
+    this.by = by;
   }
 }
 
@@ -111,7 +121,7 @@ const luby = (i: number): number => {
 export class Solver {
   private readonly f: Formula;
   private readonly words: number;
-  private readonly maxSteps: number;
+  private readonly budget: Budget;
   private steps = 0;
 
   /** Per literal: TRUE, FALSE or UNDEF. */
@@ -172,11 +182,12 @@ export class Solver {
   /** After a solve answered 'sat': the model's value of each decision variable. */
   readonly model: Int8Array;
 
-  constructor(formula: Formula, maxSteps = Number.POSITIVE_INFINITY) {
+  /** `items` more provenances, past the formula's, for the request's own choices (see fix). */
+  constructor(formula: Formula, budget: Budget = unbounded, items = 0) {
     const f = formula;
     this.f = f;
-    this.maxSteps = maxSteps;
-    this.words = Math.max(1, Math.ceil(f.provenances / 32));
+    this.budget = budget;
+    this.words = Math.max(1, Math.ceil((f.provenances + items) / 32));
     const options = f.optionUsed.length;
     [
       this.activity,
@@ -251,7 +262,8 @@ export class Solver {
   }
 
   private tick(): void {
-    if (++this.steps > this.maxSteps) throw new SearchBudgetExceeded(this.maxSteps);
+    if (++this.steps > this.budget.maxSteps) throw new SearchBudgetExceeded('steps');
+    if ((this.steps & 4095) === 0 && this.budget.spent?.()) throw new SearchBudgetExceeded('time');
   }
 
   private assign(lit: number, kind: number, data: number, prov: number): void {
@@ -294,13 +306,18 @@ export class Solver {
     return proof;
   }
 
-  /** Fixes a literal at the root for the whole request (a selection or a rejection); false on a contradiction. */
-  fix(lit: number): boolean {
+  /**
+   * Fixes a literal at the root for the whole request (a selection or a rejection); false on a contradiction. With
+   * `item` (0..items-1), proofs name it as provenance `provenances + item`, so an unsatProof tells which of the
+   * request's choices it used.
+   */
+  fix(lit: number, item = -1): boolean {
     // A product the request chose is not one a completion adds.
     if ((lit & 1) === 0 && lit < 2 * this.f.decisionVars) this.cost[lit >> 1] = 0;
     const x = this.lv[lit] as number;
     if (x !== UNDEF) return x === TRUE;
-    this.assign(lit, DECIDED, 0, NO_PROVENANCE);
+    if (item < 0) this.assign(lit, DECIDED, 0, NO_PROVENANCE);
+    else this.assign(lit, BY_UNIT, 0, this.f.provenances + item);
     return true;
   }
 

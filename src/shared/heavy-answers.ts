@@ -1,15 +1,25 @@
 import { AppError } from '../problems.ts';
 
+interface Waiter {
+  go: () => void;
+  refuse: (error: AppError) => void;
+}
+
 /**
  * Lets at most `limit` heavy answers (bundle details, quote catalogues) be built at once, and up to `queue` more
- * wait their turn in arrival order; a request beyond that gets 503 at once. Building is CPU and memory: without a
- * bound, a few large requests at once stall every other request, /healthz included, and add up their memory.
+ * wait their turn; a request beyond that gets 503 at once. Building is CPU and memory: without a bound, a few large
+ * requests at once stall every other request, /healthz included, and add up their memory. The places are shared
+ * by account: a freed place goes to the account waiting longest since its last turn, and when the queue is full an
+ * account with fewer waiting takes the place of the newest waiter of the account with the most, so one account
+ * (one busy key) can fill the queue alone but never keeps another out of it.
  */
 export class AnswerGate {
   readonly limit: number;
   readonly queue: number;
   #running = 0;
-  readonly #waiting: (() => void)[] = [];
+  #waitingCount = 0;
+  /** Each account's waiters in arrival order; the map's order is the accounts' turn order. */
+  readonly #waiting = new Map<string, Waiter[]>();
 
   constructor(limit: number, queue: number) {
     this.limit = limit;
@@ -23,29 +33,65 @@ export class AnswerGate {
 
   /** Answers waiting for their turn. */
   get waiting(): number {
-    return this.#waiting.length;
+    return this.#waitingCount;
   }
 
-  async run<T>(build: () => Promise<T>): Promise<T> {
+  async run<T>(accountId: string, build: () => Promise<T>): Promise<T> {
     if (this.#running < this.limit) {
       this.#running++;
     } else {
-      if (this.#waiting.length >= this.queue) {
-        throw new AppError(
-          'service_unavailable',
-          `The server is building ${this.limit} large answers with ${this.queue} more waiting; try again shortly`,
-        );
-      }
+      if (this.#waitingCount >= this.queue && !this.#shedFor(accountId)) throw this.#busy();
       // The one finishing hands its place over, so `running` does not change.
-      await new Promise<void>((resolve) => this.#waiting.push(resolve));
+      await new Promise<void>((go, refuse) => {
+        const own = this.#waiting.get(accountId);
+        if (own) own.push({ go, refuse });
+        else this.#waiting.set(accountId, [{ go, refuse }]);
+        this.#waitingCount++;
+      });
     }
     try {
       return await build();
     } finally {
-      const next = this.#waiting.shift();
-      if (next) next();
-      else this.#running--;
+      this.#next();
     }
+  }
+
+  /** Hands the place to the first waiter of the account next in turn, which then goes to the back of the turn. */
+  #next(): void {
+    const first = this.#waiting.entries().next();
+    if (first.done) {
+      this.#running--;
+      return;
+    }
+    const [accountId, waiters] = first.value;
+    const waiter = waiters.shift() as Waiter;
+    this.#waitingCount--;
+    this.#waiting.delete(accountId);
+    if (waiters.length > 0) this.#waiting.set(accountId, waiters);
+    waiter.go();
+  }
+
+  /** Makes room for `accountId` by refusing the newest waiter of the account with the most, if it has more. */
+  #shedFor(accountId: string): boolean {
+    const own = this.#waiting.get(accountId)?.length ?? 0;
+    let most: [string, Waiter[]] | undefined;
+    for (const entry of this.#waiting) {
+      if (entry[1].length > (most?.[1].length ?? own + 1)) most = entry;
+    }
+    if (!most) return false;
+    const [heaviest, waiters] = most;
+    const shed = waiters.pop() as Waiter;
+    if (waiters.length === 0) this.#waiting.delete(heaviest);
+    this.#waitingCount--;
+    shed.refuse(this.#busy());
+    return true;
+  }
+
+  #busy(): AppError {
+    return new AppError(
+      'service_unavailable',
+      `The server is building ${this.limit} large answers with ${this.queue} more waiting; try again shortly`,
+    );
   }
 }
 

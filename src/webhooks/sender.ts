@@ -48,10 +48,14 @@ function describe(error: unknown): string {
   return code && !message.includes(code) ? `${message} (${code})` : message;
 }
 
+/** The most of a receiver's answer an attempt reads; the status is all it needs. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+
 /**
  * POSTs one signed event: resolves and checks the destination, then waits up to timeoutMs in all (name lookup
  * included) for the response headers. A 2xx is a success; anything else, a redirect included, is a failure with
- * its reason. The body of the answer is read and dropped, so the connection can be reused.
+ * its reason. Up to MAX_ANSWER_BYTES of the answer's body are read and dropped, within the same timeoutMs, so the
+ * connection can be reused; a longer or slower body costs the connection, never more time or memory.
  */
 export async function send(options: SendOptions): Promise<AttemptOutcome> {
   const started = performance.now();
@@ -89,12 +93,21 @@ export async function send(options: SendOptions): Promise<AttemptOutcome> {
         lookup: pinnedLookup(address, family),
         signal,
       });
+      let answered: number | undefined;
       request.on('response', (response) => {
-        response.resume();
+        answered = response.statusCode ?? 0;
+        let bytes = 0;
+        response.on('data', (chunk: Buffer) => {
+          bytes += chunk.length;
+          // More than an acknowledgement needs: the connection goes rather than be drained for reuse.
+          if (bytes > MAX_ANSWER_BYTES) response.destroy();
+        });
         response.on('error', () => {});
-        resolve(response.statusCode ?? 0);
+        // The status decides; the body is read, for the connection's reuse, until it ends, passes the bound, or the
+        // attempt's time (or shutdown's grace) runs out and the signal cuts the connection.
+        response.on('close', () => resolve(answered ?? 0));
       });
-      request.on('error', reject);
+      request.on('error', (error) => (answered === undefined ? reject(error) : resolve(answered)));
       request.end(options.body);
     });
     const ok = status >= 200 && status < 300;

@@ -95,6 +95,19 @@ function endpointProblems(
   return problems;
 }
 
+/** A refused destination alone answers its own code, saying why; with other problems beside it, rule_violation. */
+function throwIfEndpointProblems(problems: ProblemItem[]): void {
+  const [first] = problems;
+  if (problems.length === 1 && first?.code === 'destination_not_allowed') {
+    throw new AppError(
+      'destination_not_allowed',
+      `The webhook destination is not allowed: ${first.pointer} ${first.message}`,
+      { errors: problems },
+    );
+  }
+  throwIfProblems(problems);
+}
+
 const withSecret = (row: EndpointRow, secret: string): WebhookEndpointWithSecret => ({
   ...toEndpoint(row),
   secret,
@@ -106,7 +119,7 @@ export async function createEndpoint(
 ): Promise<Versioned<WebhookEndpointWithSecret>> {
   const { db } = scope;
   const accountId = scope.account.id;
-  throwIfProblems(endpointProblems(body, settings));
+  throwIfEndpointProblems(endpointProblems(body, settings));
   return db.transaction().execute(async (tx) => {
     if ((await countEndpoints(tx, accountId)) >= MAX_ENDPOINTS_PER_ACCOUNT) {
       throw invalid('rule_violation', [
@@ -185,7 +198,7 @@ export async function patchEndpoint(
 ): Promise<Versioned<WebhookEndpoint>> {
   const { db } = scope;
   const accountId = scope.account.id;
-  throwIfProblems(endpointProblems(body, settings));
+  throwIfEndpointProblems(endpointProblems(body, settings));
   return db.transaction().execute(async (tx) => {
     const current = await lockEndpointRoot(tx, accountId, id, expected);
     const wasEnabled = Boolean(current.is_enabled);

@@ -77,6 +77,13 @@ export interface WebhookWorker {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
+/** Gives back one place counted under `key`. */
+function release(counts: Map<string, number>, key: string): void {
+  const left = (counts.get(key) ?? 1) - 1;
+  if (left === 0) counts.delete(key);
+  else counts.set(key, left);
+}
+
 function shuffled<T>(items: T[]): T[] {
   const out = [...items];
   for (let i = out.length - 1; i > 0; i--) {
@@ -100,6 +107,10 @@ export function webhookWorker(options: WorkerOptions): WebhookWorker {
   const leaseMs = options.leaseMs ?? options.timeoutMs + 5 * SECOND;
   const inFlight = new Set<Promise<void>>();
   const perEndpoint = new Map<string, number>();
+  const perAccount = new Map<string, number>();
+  // Places no one account may take while alone: an attempt to a receiver that never answers holds its place for
+  // the whole timeout, so without them another account's first delivery would wait that long.
+  const accountAlone = Math.max(1, options.concurrency - Math.ceil(options.concurrency / 4));
   const shutdown = new AbortController();
   let stopping = false;
   let wake: (() => void) | null = null;
@@ -250,6 +261,7 @@ export function webhookWorker(options: WorkerOptions): WebhookWorker {
     if (!event) return;
     const place = `${endpoint.account_id}/${endpoint.id}`;
     perEndpoint.set(place, (perEndpoint.get(place) ?? 0) + 1);
+    perAccount.set(endpoint.account_id, (perAccount.get(endpoint.account_id) ?? 0) + 1);
     const running: Promise<void> = attempt(endpoint, delivery, event, token)
       .catch((error: unknown) => {
         // The database failed: the lease lapses and the delivery is tried again.
@@ -257,9 +269,8 @@ export function webhookWorker(options: WorkerOptions): WebhookWorker {
       })
       .finally(() => {
         inFlight.delete(running);
-        const left = (perEndpoint.get(place) ?? 1) - 1;
-        if (left === 0) perEndpoint.delete(place);
-        else perEndpoint.set(place, left);
+        release(perEndpoint, place);
+        release(perAccount, endpoint.account_id);
         if (waitingForPlace) wake?.();
       });
     inFlight.add(running);
@@ -282,12 +293,16 @@ export function webhookWorker(options: WorkerOptions): WebhookWorker {
       }
       if (endpoint.has_due || made > 0) claimable.push(endpoint);
     }
+    // While other accounts have work, each holds at most an equal share of the places.
+    const accounts = new Set(claimable.map((endpoint) => endpoint.account_id)).size;
+    const share = accounts > 1 ? Math.max(1, Math.floor(options.concurrency / accounts)) : accountAlone;
     for (const endpoint of claimable) {
       if (stopping) break;
       const place = `${endpoint.account_id}/${endpoint.id}`;
       const free = Math.min(
         options.concurrency - inFlight.size,
         options.endpointConcurrency - (perEndpoint.get(place) ?? 0),
+        share - (perAccount.get(endpoint.account_id) ?? 0),
       );
       if (free <= 0) {
         moreLater = true;

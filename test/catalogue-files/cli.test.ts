@@ -1,30 +1,12 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { describeEachDatabase } from '../helpers/app.ts';
+import { cpq } from '../helpers/cli.ts';
 import { databaseEnv } from '../helpers/database.ts';
 import { exportText } from './round-trip.ts';
-
-const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
-
-/** Runs `cpq` with its pipes (not a terminal), answering its exit code and what it wrote. */
-function cpq(
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['src/cli.ts', ...args],
-      { cwd: projectRoot, env: { ...process.env, LOG_LEVEL: 'silent', ...env }, maxBuffer: 64 * 1024 * 1024 },
-      (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
-    );
-  });
-}
 
 describeEachDatabase('cpq catalogue', (ctx) => {
   const run = (...args: string[]) => cpq(args, databaseEnv(ctx.database));

@@ -308,13 +308,33 @@ describeEachDatabase('The console in a browser', (ctx) => {
     // Memory has one product and is included: it is required.
     assert.equal(await choice('DEMO-RAM-DDR5').getAttribute('data-state'), 'required');
 
+    // Each choice shows the unit price a quote gives it.
+    assert.equal(await choice('DEMO-CPU-12C').locator('.price').textContent(), '$499.00');
+
     await choice('DEMO-WARRANTY').getByRole('checkbox').check();
     await page.locator('.verdict[data-valid="false"]').waitFor();
     assert.match((await page.locator('.violations').textContent()) ?? '', /12-core model only/);
+    // The conflict alone leaves nothing addable: the other products are on hold, not excluded for good.
+    assert.equal(await choice('DEMO-MOUSE').locator('.badge').textContent(), 'On hold');
+    assert.equal(await page.locator('li.choice.excluded').count(), 0);
+    // The ways out, one click each: taking either choice back.
+    const ways = page.locator('.repairs button');
+    assert.equal(await ways.count(), 2);
+    assert.match((await ways.first().textContent()) ?? '', /^Remove .*DEMO-CPU-8C/);
     await accessible('quote (invalid)');
     await screenshot(page, 'quote-invalid');
+    await page.setViewportSize({ width: 390, height: 844 });
+    assert.ok(
+      await page.evaluate('document.documentElement.scrollWidth <= 390'),
+      'no sideways scrolling at 390 px',
+    );
+    await screenshot(page, 'quote-invalid-390');
+    await page.getByRole('button', { name: /^Remove .*DEMO-CPU-8C/ }).click();
+    await page.locator('.verdict[data-valid="true"]').waitFor();
+    await screenshot(page, 'quote-fixed-390');
+    await page.setViewportSize({ width: 1280, height: 860 });
+    await screenshot(page, 'quote-fixed');
 
-    await choice('DEMO-CPU-8C').getByRole('checkbox').uncheck();
     // With the warranty chosen, the rule now leaves the 8-core processor out.
     await page.locator('li.choice[data-product="DEMO-CPU-8C"][data-state="excluded"]').waitFor();
     await choice('DEMO-CPU-12C').getByRole('checkbox').check();

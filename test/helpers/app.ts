@@ -60,10 +60,18 @@ export function assertProblem(result: CallResult, status: number, code?: string)
   assert.equal(result.headers['x-request-id'], body.requestId, where);
 }
 
-/** The defaults, quiet, and without rate limiting: suites that make many calls with one key are not throttled. */
+/**
+ * The defaults, quiet, and without rate limiting: suites that make many calls with one key are not throttled. A
+ * configure budget of 10 s, so that a machine shared by many test runs does not refuse small configures for want
+ * of CPU; test/rules/configure-bounded.test.ts holds the default budget to its promise.
+ */
 export function testConfig(overrides: Partial<Config> = {}): Config {
   return {
-    ...loadConfig({ LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', RATE_LIMIT_PER_SECOND: '0' }),
+    ...loadConfig({
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+      RATE_LIMIT_PER_SECOND: '0',
+      CONFIGURE_BUDGET_MS: '10000',
+    }),
     ...overrides,
   };
 }

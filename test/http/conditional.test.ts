@@ -243,6 +243,83 @@ describeEachDatabase('ETag, If-Match and If-None-Match', (ctx) => {
     assert.equal(await tagOf(bundleUrl), tag);
   });
 
+  test('every conditional write: a well-formed If-Match no version can have is 412, a malformed one 400', async () => {
+    const { bundle, base, extras, bundleUrl, optionUrl, bookUrl } = await world();
+    const ruleBody = {
+      name: 'r',
+      kind: 'requires',
+      when: { optionId: base.id, productId: 'BASE-L' },
+      then: [{ optionId: extras.id, productId: 'EXTRA-WARRANTY' }],
+    };
+    const rule = await ok('POST', `${bundleUrl}/rules`, { body: ruleBody });
+    const hook = await ok('POST', '/v1/webhook-endpoints', {
+      body: { url: 'https://hooks.example.com/cpq', eventTypes: ['bundle.created'] },
+    });
+    const policyBody = { name: 'p', when: { lineDiscountPercentAbove: 10 } };
+    const policy = await ok('POST', '/v1/approval-policies', { body: policyBody });
+    const ruleUrl = `${bundleUrl}/rules/${rule.body.id}`;
+    const hookUrl = `/v1/webhook-endpoints/${hook.body.id}`;
+    const policyUrl = `/v1/approval-policies/${policy.body.id}`;
+    const adjustmentUrl = `${bookUrl}/products/BASE-S/adjustment?currency=USD`;
+    const variantsUrl = `${bookUrl}/products/BASE-S/product-variants`;
+    // [method, url, body, the id its ETag names]
+    const writes: [string, string, unknown, string][] = [
+      ['PATCH', bundleUrl, { isActive: false }, bundle.id],
+      ['DELETE', bundleUrl, undefined, bundle.id],
+      ['PUT', optionUrl, { name: 'N' }, base.id],
+      ['DELETE', optionUrl, undefined, base.id],
+      ['PUT', `${optionUrl}/products/BASE-S`, { displayOrder: 4 }, base.id],
+      ['DELETE', `${optionUrl}/BASE-L`, undefined, base.id],
+      ['PATCH', bookUrl, { name: 'B' }, base.priceBookId],
+      ['DELETE', bookUrl, undefined, base.priceBookId],
+      [
+        'PUT',
+        `${bookUrl}/prices`,
+        [{ productId: 'BASE-S', currency: 'USD', standardPrice: 9 }],
+        base.priceBookId,
+      ],
+      ['DELETE', `${bookUrl}/prices`, ['BASE-L'], base.priceBookId],
+      ['PUT', adjustmentUrl, { adjustment: { type: 'override', amount: 4 } }, base.priceBookId],
+      ['DELETE', adjustmentUrl, undefined, base.priceBookId],
+      [
+        'PUT',
+        variantsUrl,
+        { isDynamic: true, template: '{size}', properties: [{ name: 'size', values: ['S'] }] },
+        base.priceBookId,
+      ],
+      ['PUT', ruleUrl, ruleBody, rule.body.id],
+      ['DELETE', ruleUrl, undefined, rule.body.id],
+      ['PATCH', hookUrl, { description: 'd' }, hook.body.id],
+      ['DELETE', hookUrl, undefined, hook.body.id],
+      ['PUT', policyUrl, policyBody, policy.body.id],
+      ['DELETE', policyUrl, undefined, policy.body.id],
+    ];
+    const document = (await ctx.call('GET', '/openapi.json', { key: null })).body;
+    const conditional = Object.entries(document.paths as Record<string, object>).flatMap(([path, item]) =>
+      Object.keys(item)
+        .filter((method) => ['put', 'patch', 'delete'].includes(method))
+        .map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    assert.equal(
+      writes.length,
+      conditional.length,
+      `every conditional write is tried: ${conditional.join(', ')}`,
+    );
+    for (const [method, url, body, id] of writes) {
+      for (const version of ['999999999999999', '2147483648', '0', '01', '-1', '1.5', 'x', '']) {
+        const refused = await ctx.call(method as 'PUT', url, {
+          body,
+          headers: { 'if-match': `"${id}:${version}"` },
+        });
+        assertProblem(refused, 412, 'precondition_failed');
+      }
+      for (const malformed of [`${id}:999999999999999`, `"${id}:999999999999999`]) {
+        const refused = await ctx.call(method as 'PUT', url, { body, headers: { 'if-match': malformed } });
+        assertProblem(refused, 400, 'validation_failed');
+      }
+    }
+  });
+
   test('20 concurrent writes with the same If-Match: exactly one wins, the others are 412', async () => {
     const { bundleUrl, optionUrl } = await world();
     for (const [method, url, body] of [

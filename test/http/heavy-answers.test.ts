@@ -29,6 +29,34 @@ async function until(done: () => boolean): Promise<void> {
   }
 }
 
+test('the gate is shared by account: turns go round the accounts, and a full queue makes room for another', async () => {
+  const gate = new AnswerGate(1, 4);
+  const order: string[] = [];
+  let release = () => {};
+  const holding = gate.run('a', () => new Promise<void>((resolve) => (release = resolve)));
+  const settle = (account: string, n: number) =>
+    gate
+      .run(account, async () => void order.push(`${account}${n}`))
+      .then(
+        () => 'built',
+        (error: Error) => error.message,
+      );
+  const fromA = [1, 2, 3, 4, 5].map((n) => settle('a', n));
+  assert.equal(gate.waiting, 4);
+  assert.match(await (fromA[4] as Promise<string>), /building 1 large answers with 4 more waiting/);
+  // b takes the places of a's newest waiters, until each has as many waiting as the other.
+  const fromB = [1, 2, 3].map((n) => settle('b', n));
+  assert.equal(gate.waiting, 4);
+  assert.match(await (fromA[3] as Promise<string>), /try again shortly/);
+  assert.match(await (fromA[2] as Promise<string>), /try again shortly/);
+  assert.match(await (fromB[2] as Promise<string>), /try again shortly/, 'b holds no more than its share');
+  release();
+  await holding;
+  assert.deepEqual(await Promise.all([fromA[0], fromA[1], fromB[0], fromB[1]]), Array(4).fill('built'));
+  assert.deepEqual(order, ['a1', 'b1', 'a2', 'b2'], 'turns alternate');
+  assert.deepEqual([gate.running, gate.waiting], [0, 0]);
+});
+
 describeEachDatabase('answers are bounded in size and in how many are built at once', (ctx) => {
   const apps: App[] = [];
   after(async () => {
@@ -81,7 +109,7 @@ describeEachDatabase('answers are bounded in size and in how many are built at o
     const gate = new AnswerGate(1, 1);
     const app = await appWith({}, gate);
     let release = () => {};
-    const holding = gate.run(() => new Promise<void>((resolve) => (release = resolve)));
+    const holding = gate.run('holder', () => new Promise<void>((resolve) => (release = resolve)));
     assert.equal(gate.running, 1);
 
     const details = (query: Record<string, string>) =>
@@ -111,6 +139,46 @@ describeEachDatabase('answers are bounded in size and in how many are built at o
     assert.equal((await details({ bundleIds: bundle.id, properties: 'name' })).status, 200);
   });
 
+  test('one account’s key holding the queue: another account’s uncached reads wait their turn, never 503', async () => {
+    const { bundle } = await createBundle(ctx);
+    const otherKey = await ctx.newKey('fair-other');
+    const other = await createBundle(ctx, { key: otherKey });
+    const readOnly = await ctx.newKey('acme', { readOnly: true });
+    const gate = new AnswerGate(1, 8);
+    const app = await appWith({}, gate);
+    let release = () => {};
+    const holding = gate.run('acme', () => new Promise<void>((resolve) => (release = resolve)));
+    // Each asks for another instant, so none is answered from a cache or shares another's build.
+    const details = (key: string, bundleId: string, n: number) =>
+      callApp(app, key, 'GET', '/v1/bundles-details', {
+        query: { bundleIds: bundleId, at: new Date(Date.UTC(2020, 0, 1, 0, 0, n)).toISOString() },
+      });
+    const flood: { status?: number }[] = [];
+    const flooding = Array.from({ length: 20 }, (_, n) =>
+      details(readOnly, bundle.id, n).then((answer) => flood.push(answer)),
+    );
+    await until(() => gate.waiting === 8);
+    const refused = () => flood.filter((answer) => answer.status === 503).length;
+    await until(() => refused() === 12);
+    const reads = Array.from({ length: 4 }, (_, n) => details(otherKey, other.bundle.id, n));
+    // Each of the other account's reads takes the place of one of acme's in the queue.
+    await until(() => refused() === 16);
+    release();
+    await holding;
+    const answered = await Promise.all(reads);
+    assert.deepEqual(
+      answered.map((answer) => answer.status),
+      [200, 200, 200, 200],
+      answered.map((answer) => answer.text.slice(0, 200)).join('\n'),
+    );
+    await Promise.all(flooding);
+    assert.equal(
+      flood.filter((answer) => answer.status === 200).length,
+      4,
+      'acme kept its share of the queue',
+    );
+  });
+
   test('requests that miss together share one build: a burst for one cold bundle passes a gate of one', async () => {
     const { bundle, options } = await createBundle(ctx);
     const base = options[0];
@@ -128,7 +196,7 @@ describeEachDatabase('answers are bounded in size and in how many are built at o
     const gate = new AnswerGate(1, 2);
     const app = await appWith({ detailsCacheBytes: 1_000_000 }, gate);
     let release = () => {};
-    const holding = gate.run(() => new Promise<void>((resolve) => (release = resolve)));
+    const holding = gate.run('holder', () => new Promise<void>((resolve) => (release = resolve)));
 
     // Twenty of each: without sharing, all but the two the queue holds would be turned away with 503.
     const burst = [

@@ -21,9 +21,21 @@ export interface ServerProcess {
   exited: Promise<Exit>;
 }
 
-/** Runs `cpq serve` (with `args`) as a real process on a free port, the way an operator starts it. */
-export async function startServer(env: Record<string, string>, args: string[] = []): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['src/cli.ts', 'serve', ...args], {
+/**
+ * Runs `cpq serve` (with `args`) as a real process on a free port, the way an operator starts it; with
+ * `openFiles`, under that limit on open descriptors (`ulimit -n`), the shell then giving its place to Node.
+ */
+export async function startServer(
+  env: Record<string, string>,
+  args: string[] = [],
+  { openFiles }: { openFiles?: number } = {},
+): Promise<ServerProcess> {
+  const command = [process.execPath, 'src/cli.ts', 'serve', ...args];
+  const [file, ...argv] =
+    openFiles === undefined
+      ? command
+      : ['/bin/sh', '-c', `ulimit -n ${openFiles} && exec "$@"`, 'sh', ...command];
+  const child = spawn(file as string, argv, {
     cwd: projectRoot,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', DATABASE_URL: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -42,6 +42,7 @@ function option(
 ): CatalogueOption {
   return {
     id,
+    name: `Option ${id}`,
     type: 'ADD_ON',
     minCount: null,
     maxCount: null,

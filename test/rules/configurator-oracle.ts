@@ -257,3 +257,55 @@ export function check({ options, rules, selected, rejected }: Case): void {
     `completion is cheapest: ${where}`,
   );
 }
+
+/**
+ * The repairs of a request no valid configuration extends, against brute force over every subset of its choices:
+ * each repair works (the rest is extended by a valid configuration), none holds a smaller one that works, and
+ * they are the smallest minimal ones, smallest first, as many as there are up to three.
+ */
+export function checkRepairs({ options, rules, selected, rejected }: Case): void {
+  const model = compileModel(options, rules);
+  const variable = ([o, p]: [number, number]) => model.varOf.get(`opt${o}\nP${o}${p}`) as number;
+  const answer = configure(model, { chosen: selected.map(variable), rejected: rejected.map(variable) });
+  const where = JSON.stringify({ options, rules, selected, rejected });
+  if (answer.valid) {
+    assert.deepEqual(answer.repairs, [], where);
+    return;
+  }
+  const valid: number[][] = [];
+  for (const masks of everyConfiguration(options)) {
+    if (brokenBy(options, rules, masks) === 0) valid.push([...masks]);
+  }
+  // The choices as bits of a subset: selections first, then rejections.
+  const choices = [...selected.map((c) => ({ c, held: true })), ...rejected.map((c) => ({ c, held: false }))];
+  const works = (dropped: number) =>
+    valid.some((masks) =>
+      choices.every(({ c: [o, p], held }, i) => {
+        if (dropped & (1 << i)) return true;
+        return (((masks[o] as number) >> p) & 1) === (held ? 1 : 0);
+      }),
+    );
+  const minimal: number[] = [];
+  for (let set = 0; set < 1 << choices.length; set++) {
+    if (!works(set)) continue;
+    let proper = false;
+    for (let sub = (set - 1) & set; sub !== set && !proper; sub = (sub - 1) & set) {
+      if (works(sub)) proper = true;
+      if (sub === 0) break;
+    }
+    if (!proper) minimal.push(set);
+  }
+  const size = (set: number) => bits(set);
+  const sizes = minimal.map(size).sort((a, b) => a - b);
+  const given = answer.repairs.map(
+    (r) =>
+      r.remove.reduce((m, i) => m | (1 << i), 0) |
+      r.unreject.reduce((m, i) => m | (1 << (selected.length + i)), 0),
+  );
+  for (const set of given) {
+    assert.ok(works(set), `a repair works: ${where}`);
+    assert.ok(minimal.includes(set), `a repair is minimal: ${where}`);
+  }
+  assert.equal(new Set(given).size, given.length, `repairs differ: ${where}`);
+  assert.deepEqual(given.map(size), sizes.slice(0, 3), `the smallest repairs, smallest first: ${where}`);
+}

@@ -32,7 +32,7 @@ function masksOf(model: Model, options: ModelOption[], config: Int8Array): numbe
 
 function checkRequest(model: Model, options: ModelOption[], rules: ModelRule[], chosen: number[]): void {
   const ask = (selected: number[], rejected: number[] = []) =>
-    configure(model, { chosen: selected, rejected }, maxSteps);
+    configure(model, { chosen: selected, rejected }, { maxSteps });
   const answer = ask(chosen);
   if (!answer.valid) {
     assert.equal(answer.completion, null);

@@ -75,6 +75,7 @@ describeEachDatabase('configure', (ctx) => {
       'complete',
       'options',
       'violations',
+      'repairs',
       'completion',
       'quote',
       'quoteProblems',
@@ -92,8 +93,25 @@ describeEachDatabase('configure', (ctx) => {
     assert.deepEqual(reason, {
       ruleId: rules.warranty,
       optionId: null,
-      message: 'The large base ships with the warranty',
+      message:
+        'The large base ships with the warranty: product BASE-L in "Base" requires product EXTRA-WARRANTY in "Extras"',
     });
+    // With a currency, each choice carries the unit price a quote gives it: at its quantity in the request, else its
+    // least.
+    assert.deepEqual(
+      large.body.options.map((o: Json) => o.products.map((p: Json) => [p.productId, p.unitPrice])),
+      [
+        [
+          ['BASE-S', 10],
+          ['BASE-L', 20],
+        ],
+        [
+          ['EXTRA-WARRANTY', 10],
+          ['EXTRA-SETUP', 20],
+        ],
+      ],
+    );
+    assert.deepEqual(large.body.repairs, []);
     assert.deepEqual(large.body.options[0].products[0].reasons[0].optionId, base.id);
     assert.deepEqual(large.body.completion, {
       selections: [
@@ -116,6 +134,7 @@ describeEachDatabase('configure', (ctx) => {
       { optionId: base.id, productId: 'BASE-S', quantity: 1 },
     ]);
     assert.equal(empty.body.quote, null, 'no currency, no quote');
+    assert.equal(empty.body.options[0].products[0].unitPrice, undefined, 'no currency, no unit prices');
 
     const rejected = await configure({
       selections: [],
@@ -154,9 +173,56 @@ describeEachDatabase('configure', (ctx) => {
     assert.equal(answer.body.completion, null);
     assert.equal(answer.body.quote, null);
     assert.deepEqual(answer.body.violations, [
-      { code: 'rule_violated', ruleId: rules.setup, optionId: null, message: 'No setup on the small base' },
+      {
+        code: 'rule_violated',
+        ruleId: rules.setup,
+        optionId: null,
+        message:
+          'No setup on the small base: product BASE-S in "Base" excludes product EXTRA-SETUP in "Extras"',
+      },
     ]);
     assert.deepEqual(states(answer.body)['EXTRA-WARRANTY'], ['excluded', []]);
+    // Either selection alone is the way out: each is a repair of one choice.
+    assert.deepEqual(answer.body.repairs, [
+      { remove: [{ optionId: base.id, productId: 'BASE-S' }], unreject: [] },
+      { remove: [{ optionId: extras.id, productId: 'EXTRA-SETUP' }], unreject: [] },
+    ]);
+  });
+
+  test('repairs undo rejections too; messages name products by their name property and product id', async () => {
+    const { bundle, base, extras, rules, configure } = await setUp(ctx);
+    const named = await ctx.call('PUT', `/v1/bundles/${bundle.id}/options/${base.id}/products/BASE-L`, {
+      body: { properties: { size: 'L', name: 'Large base' } },
+    });
+    assert.equal(named.status, 200, named.text);
+    const answer = await configure({
+      selections: [{ optionId: extras.id, productId: 'EXTRA-SETUP' }],
+      rejections: [
+        { optionId: base.id, productId: 'BASE-S' },
+        { optionId: base.id, productId: 'BASE-L' },
+      ],
+    });
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal(answer.body.valid, false);
+    assert.deepEqual(answer.body.violations, [
+      { code: 'option_count', ruleId: 'option', optionId: base.id, message: '"Base" must have 1 product' },
+    ]);
+    // Taking the setup out does not help: the base still has no product. Undoing either rejection does, except that
+    // the small base excludes the setup, so that one needs the setup removed too.
+    assert.deepEqual(answer.body.repairs, [
+      { remove: [], unreject: [{ optionId: base.id, productId: 'BASE-L' }] },
+      {
+        remove: [{ optionId: extras.id, productId: 'EXTRA-SETUP' }],
+        unreject: [{ optionId: base.id, productId: 'BASE-S' }],
+      },
+    ]);
+    const large = await configure({ selections: [{ optionId: base.id, productId: 'BASE-L' }] });
+    assert.equal(
+      large.body.options[1].products[0].reasons[0].message,
+      'The large base ships with the warranty: "Large base" (BASE-L) in "Base" requires product EXTRA-WARRANTY in ' +
+        '"Extras"',
+    );
+    assert.equal(large.body.options[1].products[0].reasons[0].ruleId, rules.warranty);
   });
 
   test('names the bundle lacks are 422 with pointers; another account’s bundle is 404; read-only keys may call it', async () => {

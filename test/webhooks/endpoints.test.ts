@@ -113,19 +113,29 @@ describeEachDatabase('webhook endpoints over the API', (ctx) => {
       'https://user:password@hooks.example.com/cpq',
     ]) {
       const result = await ctx.call('POST', base, { body: { ...body, url } });
-      assertProblem(result, 422, 'rule_violation');
+      assertProblem(result, 422, 'destination_not_allowed');
       assert.deepEqual(
         result.body.errors.map((e: Json) => [e.code, e.pointer]),
         [['destination_not_allowed', '/url']],
         url,
       );
+      assert.match(result.body.detail, /^The webhook destination is not allowed: \/url must /, url);
     }
+    // With another problem beside it, the body breaks rules of more than one kind.
+    const both = await ctx.call('POST', base, {
+      body: { url: 'https://127.0.0.1/hook', eventTypes: ['*', 'bundle.created'] },
+    });
+    assertProblem(both, 422, 'rule_violation');
+    assert.deepEqual(
+      both.body.errors.map((e: Json) => e.code),
+      ['destination_not_allowed', 'wildcard_not_alone'],
+    );
     const wildcard = await ctx.call('POST', base, { body: { ...body, eventTypes: ['*', 'bundle.created'] } });
     assertProblem(wildcard, 422, 'rule_violation');
     assert.equal(wildcard.body.errors[0].code, 'wildcard_not_alone');
     const made = ok(await ctx.call('POST', base, { body }), 201);
     const patched = await ctx.call('PATCH', `${base}/${made.id}`, { body: { url: 'https://10.0.0.1/' } });
-    assertProblem(patched, 422, 'rule_violation');
+    assertProblem(patched, 422, 'destination_not_allowed');
     assert.equal(patched.body.errors[0].pointer, '/url');
   });
 

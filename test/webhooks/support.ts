@@ -77,6 +77,55 @@ export async function startReceiver(
   };
 }
 
+/**
+ * A receiver on 127.0.0.1 that answers 200 at once, then sends a body that never ends: as fast as the sender reads
+ * it ('endless'), or a byte every 50 ms ('drip'). It counts what it wrote and notes when the sender let go.
+ */
+export async function hostileReceiver(kind: 'endless' | 'drip') {
+  let requests = 0;
+  let written = 0;
+  let open = 0;
+  const server = http.createServer((request, response) => {
+    requests++;
+    open++;
+    request.resume();
+    response.on('close', () => {
+      open--;
+    });
+    response.writeHead(200, { 'content-type': 'text/plain' });
+    const chunk = Buffer.alloc(kind === 'endless' ? 64 * 1024 : 1, 'x');
+    const more = () => {
+      while (!response.destroyed) {
+        written += chunk.length;
+        if (kind === 'drip') {
+          response.write(chunk);
+          setTimeout(more, 50);
+          return;
+        }
+        if (!response.write(chunk)) {
+          response.once('drain', more);
+          return;
+        }
+      }
+    };
+    more();
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    requests: () => requests,
+    written: () => written,
+    open: () => open,
+    async close() {
+      server.closeAllConnections();
+      server.close();
+      await once(server, 'close');
+    },
+  };
+}
+
 /** A clock that moves only when told. */
 export function fakeClock(start = Date.now()) {
   let now = start;

@@ -306,10 +306,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
         /**
-         * Upsert prices of products in a price book
+         * Export every price of a price book, as JSON or as a CSV file
+         * @description With Accept: text/csv, the book as a CSV file (below), with Content-Disposition naming a file; otherwise JSON, every entry in the option’s product order. The CSV file can be edited and sent back with PUT prices and Content-Type: text/csv. A deleted price book no longer serves its entries: this read answers as though the book had none. A price book as CSV (RFC 4180, UTF-8, comma-separated, a header line naming the columns): one row per product and currency, columns productId, name, currency, standardPrice, listPrice, allowUnitPriceEditing, adjustment. Money is plain decimal text with a point (1234.5), as stored, up to 6 decimal places; an empty cell is no price (null). allowUnitPriceEditing is true or false, one flag per product. adjustment is the adjustment as JSON (the shape GET adjustment returns, without allowUnitPriceEditing), or empty for none. name is the product’s name property, for people; an import ignores it. A product with an entry but no price in any currency has no row.
+         */
+        get: operations["exportPrices"];
+        /**
+         * Upsert prices of products in a price book, from JSON or a CSV file
          * @description All or nothing. Each element writes one product in one currency; fields left out keep their value. allowUnitPriceEditing is one flag per product (also settable inside the adjustment). 400: a money value with more than 6 decimal places, an unknown currency, a malformed adjustment. 422: a product not of the book’s option (unknown_reference), a repeated (productId, currency), conflicting flags, adjustment rules (tiers with gaps or overlaps, duplicate values). 409 when the book is deleted.
+         *
+         *     With Content-Type: text/csv, the body is a CSV file as GET prices exports it: each row is one element, a column the header leaves out keeps its value, an empty cell clears it. Rows not in the file are left as they are. The answer is the plan (each price that changes, before and after, with its line) and the entries written; ?dryRun=true answers the same and writes nothing. Every bad row is reported in one 422 (a file csv-parse cannot read is a 400), each problem with the pointer /line/<n>/<column> (the header is line 1; a problem inside an adjustment goes on into it: /line/7/adjustment/tiers/1/unitPrice).
          */
         put: operations["putPrices"];
         post?: never;
@@ -318,6 +324,26 @@ export interface paths {
          * @description Each string is a productId; every entry of those products (all currencies, and the variant table) is removed. Products without an entry are listed in notFound. 409 when the book is deleted.
          */
         delete: operations["deletePrices"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pricebooks/{priceBookId}/prices/bulk-change": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change prices of a price book by a percent, or preview the change
+         * @description Every price of the chosen fields and currencies is multiplied by (100 + percent) / 100 and rounded half up to the currency’s minor unit (USD 2 places, JPY 0, KWD 3), or to the price’s own decimal places where it has more (a unit price of 0.0125 USD keeps four), at most 6. Null prices stay null. All or nothing, in one transaction, through the same write as PUT prices (one prices.changed event). With dryRun true nothing is written: the answer and its ETag say exactly what applying would do, and If-Match with that ETag applies it only if no price changed meanwhile (412 otherwise). 422 price_limit when a price would reach 10^15; 409 when the book is deleted.
+         */
+        post: operations["bulkChangePrices"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -642,7 +668,7 @@ export interface paths {
         put?: never;
         /**
          * The exact state of every product of a bundle given a partial configuration, and a completion
-         * @description A read, like a quote: nothing is stored, read-only keys may call it. A valid configuration has at least one product in every INCLUDED option, each chosen option within minCount..maxCount (an ADD_ON option may be left out), and every active rule kept. Each product is selected, required (in every valid configuration that extends the selections and avoids the rejections), excluded (in none) or available (in some): exactly, for every input, so a product shown available can always be completed. The search is bounded: past CONFIGURE_MAX_STEPS steps (values set and conflicts met; default 1000000) it stops and answers 422 configuration_too_complex, never an inexact answer; select or reject more products, or simplify the rules. The outcome of a state (its selections and rejections) is kept beside the cached catalogue, the last CONFIGURE_ANSWERS_KEPT of each bundle (default 256), refusals included: asked again while the bundle and its rules are unchanged, it is not searched again. See docs/configuration.md.
+         * @description A read, like a quote: nothing is stored, read-only keys may call it. A valid configuration has at least one product in every INCLUDED option, each chosen option within minCount..maxCount (an ADD_ON option may be left out), and every active rule kept. Each product is selected, required (in every valid configuration that extends the selections and avoids the rejections), excluded (in none) or available (in some): exactly, for every input, so a product shown available can always be completed. When no valid configuration extends the request, `repairs` gives up to 3 smallest sets of its own selections to remove and rejections to undo that would leave one, smallest first. With `currency`, each product carries its `unitPrice`. Messages name options and products by name and product id. The search runs off the event loop, in a pool of CONFIGURE_THREADS threads (default 1), and is bounded: past CONFIGURE_BUDGET_MS of CPU time (default 1000) or CONFIGURE_MAX_STEPS steps (values set and conflicts met; default 1000000) it stops and answers 422 configuration_too_complex, never an inexact answer; select or reject more products, or simplify the rules. Other requests do not wait for it. The outcome of a state (its selections and rejections) is kept beside the cached catalogue, the last CONFIGURE_ANSWERS_KEPT of each bundle (default 256), refusals included: asked again while the bundle and its rules are unchanged, it is not searched again. See docs/configuration.md.
          */
         post: operations["configureBundle"];
         delete?: never;
@@ -1008,7 +1034,7 @@ export interface components {
              * @description Stable machine-readable code
              * @enum {string}
              */
-            code: "validation_failed" | "malformed_json" | "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "invalid_transition" | "idempotency_key_reused" | "idempotency_key_in_flight" | "precondition_failed" | "payload_too_large" | "headers_too_large" | "unsupported_media_type" | "rule_violation" | "unknown_reference" | "quote_invalid" | "answer_too_large" | "configuration_too_complex" | "rate_limited" | "internal_error" | "service_unavailable";
+            code: "validation_failed" | "malformed_json" | "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "invalid_transition" | "idempotency_key_reused" | "idempotency_key_in_flight" | "precondition_failed" | "payload_too_large" | "headers_too_large" | "unsupported_media_type" | "rule_violation" | "unknown_reference" | "destination_not_allowed" | "quote_invalid" | "answer_too_large" | "configuration_too_complex" | "rate_limited" | "internal_error" | "service_unavailable";
             requestId: string;
             /** @description The problems found, each with a pointer; the first 100 when there are more */
             errors?: components["schemas"]["ProblemItem"][];
@@ -1202,10 +1228,6 @@ export interface components {
         };
         /** @description Upserts, all or nothing; at most one element per (productId, currency) */
         PricesPutBody: components["schemas"]["PriceWrite"][];
-        PricesPutResponse: {
-            /** @description The whole entry of each product written, once each */
-            entries: components["schemas"]["PricedProduct"][];
-        };
         /** @description Product ids whose entries (every currency) are removed */
         PricesDeleteBody: string[];
         PricesDeleteResponse: {
@@ -1256,6 +1278,79 @@ export interface components {
                     [key: string]: string;
                 };
             }[];
+        };
+        /** @description A price book as CSV (RFC 4180, UTF-8, comma-separated, a header line naming the columns): one row per product and currency, columns productId, name, currency, standardPrice, listPrice, allowUnitPriceEditing, adjustment. Money is plain decimal text with a point (1234.5), as stored, up to 6 decimal places; an empty cell is no price (null). allowUnitPriceEditing is true or false, one flag per product. adjustment is the adjustment as JSON (the shape GET adjustment returns, without allowUnitPriceEditing), or empty for none. name is the product’s name property, for people; an import ignores it. A product with an entry but no price in any currency has no row. */
+        PricesCsv: string;
+        PriceChange: {
+            /** @description CSV import: the line of the file that makes this change */
+            line?: number;
+            /** @description The product id of the external CRM catalogue, stored as given */
+            productId: string;
+            currency: string;
+            /** @description create: the product had no price in this currency; update: it had one */
+            action: "create" | "update";
+            /** @description The prices before; null for a create */
+            before: {
+                standardPrice: number | null;
+                listPrice: number | null;
+                adjustment: components["schemas"]["PriceAdjustment"] | null;
+                /** @description The product’s flag (one across its currencies) */
+                allowUnitPriceEditing: boolean;
+            } | null;
+            after: {
+                standardPrice: number | null;
+                listPrice: number | null;
+                adjustment: components["schemas"]["PriceAdjustment"] | null;
+                /** @description The product’s flag (one across its currencies) */
+                allowUnitPriceEditing: boolean;
+            };
+        };
+        PriceChangePlan: {
+            /** @description true: nothing was written; the changes are what applying would do */
+            dryRun: boolean;
+            summary: {
+                /** @description Prices (product and currency) looked at */
+                rows: number;
+                /** @description Of them, those that change: the length of changes */
+                changed: number;
+                /** @description Of them, those already as asked */
+                unchanged: number;
+            };
+            /** @description Each price that changes, before and after, in the order of the book (CSV: of the file) */
+            changes: components["schemas"]["PriceChange"][];
+        };
+        PricesPutResponse: {
+            /** @description The whole entry of each product written, once each (after a CSV dry run: as it would be written) */
+            entries: components["schemas"]["PricedProduct"][];
+            /** @description Present only when the body was a CSV file: true when nothing was written */
+            dryRun?: boolean;
+            /** @description Present only when the body was a CSV file: the rows of the file */
+            summary?: {
+                /** @description Prices (product and currency) looked at */
+                rows: number;
+                /** @description Of them, those that change: the length of changes */
+                changed: number;
+                /** @description Of them, those already as asked */
+                unchanged: number;
+            };
+            /** @description Present only when the body was a CSV file: each price that changes, with its line */
+            changes?: components["schemas"]["PriceChange"][];
+        };
+        PricesExport: {
+            /** @description Every entry of the book, in the option’s product order */
+            entries: components["schemas"]["PricedProduct"][];
+        };
+        BulkChangeBody: {
+            /** @description Change in percent, -100 to 1000, at most 6 decimal places: 5 raises every price chosen by 5 %, -2.5 lowers it by 2.5 %. */
+            percent: number;
+            /** @description Only the prices in these currencies; left out: every currency of the book */
+            currencies?: ("AED" | "AFN" | "ALL" | "AMD" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BOV" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHE" | "CHF" | "CHW" | "CLF" | "CLP" | "CNY" | "COP" | "COU" | "CRC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MXV" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "USN" | "UYI" | "UYU" | "UYW" | "UZS" | "VED" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XOF" | "XPF" | "YER" | "ZAR" | "ZMW" | "ZWG")[];
+            fields: ("standardPrice" | "listPrice" | "adjustments")[];
+            /**
+             * @description true: answers the plan and writes nothing (the ETag is the book’s current one, so the same change can be applied with If-Match, exactly as previewed, or refused with 412 if prices changed meanwhile)
+             * @default false
+             */
+            dryRun?: boolean;
         };
         OptionConfiguration: {
             minCount: number | null;
@@ -2402,7 +2497,7 @@ export interface components {
         /** @description Options and products the bundle does not have are 422 unknown_reference at their pointer; a product selected twice is 422 rule_violation. */
         ConfigureRequest: {
             /**
-             * @description When given, the answer carries the quote of the completion
+             * @description When given, the answer carries the quote of the completion and each product’s unit price
              * @enum {string}
              */
             currency?: "AED" | "AFN" | "ALL" | "AMD" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BOV" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHE" | "CHF" | "CHW" | "CLF" | "CLP" | "CNY" | "COP" | "COU" | "CRC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MXV" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "USN" | "UYI" | "UYU" | "UYW" | "UZS" | "VED" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XOF" | "XPF" | "YER" | "ZAR" | "ZMW" | "ZWG";
@@ -2435,8 +2530,23 @@ export interface components {
             /** @description The rule (rul_...), or "option" when the option’s own counts are the cause */
             ruleId: string;
             optionId: string | null;
-            /** @description The rule’s message (else its name), or the counts the option allows */
+            /** @description In words for a sales rep, naming options and products by name and product id: the rule’s message (else its name) and what it says, e.g. `Large needs warranty: "Large base" (BASE-L) in "Base" requires "Warranty" (EXTRA-WARRANTY) in "Extras"`, or the counts the option allows, e.g. `"Base" must have 1 product` */
             message: string;
+        };
+        /** @description One way to a request some valid configuration extends */
+        ConfigureRepair: {
+            /** @description Selections to take out of `selections` */
+            remove: {
+                optionId: string;
+                /** @description The product id of the external CRM catalogue, stored as given */
+                productId: string;
+            }[];
+            /** @description Rejections to take out of `rejections` */
+            unreject: {
+                optionId: string;
+                /** @description The product id of the external CRM catalogue, stored as given */
+                productId: string;
+            }[];
         };
         ConfigureAnswer: {
             /** @description At least one valid configuration extends the selections and avoids the rejections */
@@ -2456,17 +2566,21 @@ export interface components {
                     state: "selected" | "required" | "excluded" | "available";
                     /** @description For required and excluded: the rules and option counts a proof of the state uses (a product rejected in the request has none: the rejection is its reason); empty otherwise */
                     reasons: components["schemas"]["ConfigureReason"][];
+                    /** @description With currency: the unit price a quote gives the product (as POST /v1/quotes/price would), at its quantity in the selections, else its minQuantity (at least 1), times the request’s quantity; null where it has no usable price. Absent without currency. */
+                    unitPrice?: number | null;
                 }[];
             }[];
-            /** @description When not valid: the rules and option counts that together leave no valid configuration */
+            /** @description When not valid: the rules and option counts that together leave no valid configuration, the rules first */
             violations: {
                 code: "rule_violated" | "option_count";
                 /** @description The rule (rul_...), or "option" when the option’s own counts are the cause */
                 ruleId: string;
                 optionId: string | null;
-                /** @description The rule’s message (else its name), or the counts the option allows */
+                /** @description In words for a sales rep, naming options and products by name and product id: the rule’s message (else its name) and what it says, e.g. `Large needs warranty: "Large base" (BASE-L) in "Base" requires "Warranty" (EXTRA-WARRANTY) in "Extras"`, or the counts the option allows, e.g. `"Base" must have 1 product` */
                 message: string;
             }[];
+            /** @description When not valid: up to 3 smallest sets of the request’s own choices whose removal leaves a request that some valid configuration extends, smallest first; each minimal (no smaller part of it would do). Empty when valid, and when even no choices at all would do (the bundle has no valid configuration). */
+            repairs: components["schemas"]["ConfigureRepair"][];
             completion: {
                 selections: {
                     optionId: string;
@@ -2953,7 +3067,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -4038,7 +4152,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -4358,7 +4472,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -4839,7 +4953,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -5010,7 +5124,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -6026,9 +6140,162 @@ export interface operations {
             };
         };
     };
-    putPrices: {
+    exportPrices: {
         parameters: {
             query?: never;
+            header?: {
+                /** @description The ETag of a copy already held: when it is still current, the answer is 304 with no body */
+                "if-none-match"?: string;
+            };
+            path: {
+                /** @description Price book id */
+                priceBookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The prices of the book */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PricesExport"];
+                    "text/csv": components["schemas"]["PricesCsv"];
+                };
+            };
+            /** @description Not modified: If-None-Match names the current ETag */
+            304: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is not valid: it breaks the schema (validation_failed, with a pointer to each problem), its body is not JSON (malformed_json) or it cannot be read (bad_request) */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, an unknown key or a revoked key (unauthorized) */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A read-only key on a write (forbidden) */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in the account of the key (not_found) */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is over BODY_LIMIT bytes (payload_too_large) */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (unsupported_media_type) */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key is over its rate limit (rate_limited): retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A fault of the service (internal_error); the log has its cause under the request id */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached or cannot store, or the service is shutting down (service_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    putPrices: {
+        parameters: {
+            query?: {
+                /** @description With a text/csv body: true checks and plans the import and answers what it would change, writing nothing (the ETag is then the book’s current one, to apply with If-Match exactly what was previewed). A JSON body has no dry run (400). */
+                dryRun?: boolean;
+            };
             header?: {
                 /** @description Optimistic concurrency: the ETag of the resource as last read (or a list of them, or *). When it names no current version, the request changes nothing and answers 412 precondition_failed. */
                 "if-match"?: string;
@@ -6042,10 +6309,11 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["PricesPutBody"];
+                "text/csv": components["schemas"]["PricesCsv"];
             };
         };
         responses: {
-            /** @description The entries written */
+            /** @description The entries written (CSV: and the plan) */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -6324,6 +6592,193 @@ export interface operations {
                     "x-request-id": components["headers"]["x-request-id"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key is over its rate limit (rate_limited): retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A fault of the service (internal_error); the log has its cause under the request id */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached or cannot store, or the service is shutting down (service_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    bulkChangePrices: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: 1-255 printable ASCII characters (a UUID fits), unique per account. For 24 hours a repeat with the same URL and JSON body gets the first status, body and Location again, with `idempotent-replayed: true`, and does nothing; the same key with another request answers 409 idempotency_key_reused, and while the first is still running 409 idempotency_key_in_flight. Answers of 500 and above are not kept, so a retry runs again; nor are requests refused before they run (400 schema, 401, 403, 413, 415, 429). */
+                "idempotency-key"?: string;
+                /** @description Optimistic concurrency: the ETag of the resource as last read (or a list of them, or *). When it names no current version, the request changes nothing and answers 412 precondition_failed. */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description Price book id */
+                priceBookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkChangeBody"];
+            };
+        };
+        responses: {
+            /** @description Each price that changes (or would), before and after */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PriceChangePlan"];
+                };
+            };
+            /** @description The request is not valid: it breaks the schema (validation_failed, with a pointer to each problem), its body is not JSON (malformed_json) or it cannot be read (bad_request) */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, an unknown key or a revoked key (unauthorized) */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A read-only key on a write (forbidden) */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in the account of the key (not_found) */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The price book is deleted and can no longer change */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description If-Match names no current version of the resource */
+            412: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is over BODY_LIMIT bytes (payload_too_large) */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (unsupported_media_type) */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A rule across fields or records rejects the request */
+            422: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10035,7 +10490,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -10357,7 +10812,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -10677,7 +11132,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -11443,7 +11898,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -11906,7 +12361,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -12385,7 +12840,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -12850,7 +13305,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -13166,7 +13621,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -13482,7 +13937,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference); every violation is listed */
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -13685,10 +14140,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optimistic concurrency: the ETag of the resource as last read (or a list of them, or *). When it names no current version, the request changes nothing and answers 412 precondition_failed. */
-                "if-match"?: string;
                 /** @description Makes the POST safe to retry: 1-255 printable ASCII characters (a UUID fits), unique per account. For 24 hours a repeat with the same URL and JSON body gets the first status, body and Location again, with `idempotent-replayed: true`, and does nothing; the same key with another request answers 409 idempotency_key_reused, and while the first is still running 409 idempotency_key_in_flight. Answers of 500 and above are not kept, so a retry runs again; nor are requests refused before they run (400 schema, 401, 403, 413, 415, 429). */
                 "idempotency-key"?: string;
+                /** @description Optimistic concurrency: the ETag of the resource as last read (or a list of them, or *). When it names no current version, the request changes nothing and answers 412 precondition_failed. */
+                "if-match"?: string;
             };
             path: {
                 /** @description Quote id */
@@ -13778,7 +14233,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description If-Match names no current version of the quote */
+            /** @description If-Match names no current version of the resource */
             412: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -13859,10 +14314,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optimistic concurrency: the ETag of the resource as last read (or a list of them, or *). When it names no current version, the request changes nothing and answers 412 precondition_failed. */
-                "if-match"?: string;
                 /** @description Makes the POST safe to retry: 1-255 printable ASCII characters (a UUID fits), unique per account. For 24 hours a repeat with the same URL and JSON body gets the first status, body and Location again, with `idempotent-replayed: true`, and does nothing; the same key with another request answers 409 idempotency_key_reused, and while the first is still running 409 idempotency_key_in_flight. Answers of 500 and above are not kept, so a retry runs again; nor are requests refused before they run (400 schema, 401, 403, 413, 415, 429). */
                 "idempotency-key"?: string;
+                /** @description Optimistic concurrency: the ETag of the resource as last read (or a list of them, or *). When it names no current version, the request changes nothing and answers 412 precondition_failed. */
+                "if-match"?: string;
             };
             path: {
                 /** @description Quote id */
@@ -13952,7 +14407,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description If-Match names no current version of the quote */
+            /** @description If-Match names no current version of the resource */
             412: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];

@@ -1,12 +1,21 @@
 import type { Schemas } from '@cpq/client';
 import { useState } from 'preact/hooks';
+import { AddProductForm, NewOptionForm } from '../editing/authoring.tsx';
 import { OptionEditor } from '../editing/option-editor.tsx';
+import { PriceBookTools } from '../editing/price-book-tools.tsx';
 import { PriceEditor } from '../editing/price-editor.tsx';
 import { type OptionChoice, RuleEditor } from '../editing/rule-editor.tsx';
-import { adjustmentText, describeRule, money, type Names } from '../format.ts';
-import { href, Link } from '../router.tsx';
+import {
+  adjustmentText,
+  describeRule,
+  finerThanCurrency,
+  money,
+  type Names,
+  productName,
+} from '../format.ts';
+import { href, Link, navigate } from '../router.tsx';
 import { call, type Problem, problemOf, type Session } from '../session.ts';
-import { Loading, ProblemBanner, useLoad, usePageTitle } from '../ui.tsx';
+import { ConfirmDelete, Loading, ProblemBanner, useLoad, usePageTitle } from '../ui.tsx';
 
 type DetailOption = Schemas['BundleDetailOption'];
 
@@ -35,6 +44,12 @@ async function readBundle(session: Session, bundleId: string): Promise<BundleDat
     options: options.data.options,
     rules: rules.data.rules,
   };
+}
+
+/** A rule's body, to create a copy of it beside it. */
+function ruleCopy(rule: Schemas['Rule']): Schemas['RuleBody'] {
+  const { id, accountId, bundleId, createdAt, updatedAt, displayOrder, name, ...body } = rule;
+  return { ...body, name: `${name} (copy)`.slice(0, 200) };
 }
 
 /** Every currency any product of the bundle has a price or adjustment in. */
@@ -74,6 +89,8 @@ export function countText({
 type Editing =
   | { kind: 'prices'; optionId: string; productId: string }
   | { kind: 'option'; optionId: string }
+  | { kind: 'pricebook'; optionId: string }
+  | { kind: 'new-option' }
   | { kind: 'rule'; ruleId: string | null }
   | null;
 
@@ -87,6 +104,7 @@ function OptionSection({
   session,
   bundleId,
   onSaved,
+  act,
 }: {
   option: DetailOption;
   plain: Schemas['BundleOption'] | undefined;
@@ -97,7 +115,12 @@ function OptionSection({
   session: Session;
   bundleId: string;
   onSaved: () => void;
+  act: (work: () => Promise<unknown>, done: string) => Promise<void>;
 }) {
+  const nameOf = (productId: string) => {
+    const product = option.products.find((p) => p.productId === productId);
+    return product ? productName(product) : productId;
+  };
   const defaultProduct = option.products.find((p) => p.id === option.configuration.defaultOptionProductId);
   const close = (saved: boolean) => {
     setEditing(null);
@@ -114,18 +137,61 @@ function OptionSection({
           </span>
         </h2>
         {canEdit && (
-          <button
-            type="button"
-            class="secondary"
-            onClick={() => setEditing({ kind: 'option', optionId: option.id })}
-          >
-            Edit settings<span class="visually-hidden"> of {option.name}</span>
-          </button>
+          <div class="actions">
+            <button
+              type="button"
+              class="secondary"
+              onClick={() => setEditing({ kind: 'option', optionId: option.id })}
+            >
+              Edit settings<span class="visually-hidden"> of {option.name}</span>
+            </button>
+            {plain?.priceBookId && (
+              <button
+                type="button"
+                class="secondary"
+                onClick={() => setEditing({ kind: 'pricebook', optionId: option.id })}
+              >
+                Change prices<span class="visually-hidden"> of {option.name}</span>
+              </button>
+            )}
+            <button
+              type="button"
+              class="secondary"
+              onClick={() =>
+                act(
+                  () =>
+                    call(
+                      session.api.POST('/v1/bundles/{bundleId}/options/{optionId}/clone', {
+                        params: { path: { bundleId, optionId: option.id } },
+                      }),
+                    ),
+                  `Copied ${option.name} as “${option.name} (copy)”, with its products and prices.`,
+                )
+              }
+            >
+              Clone<span class="visually-hidden"> {option.name}</span>
+            </button>
+            <ConfirmDelete
+              what={`the option ${option.name}`}
+              consequence="Its products, their prices and the rules' mentions of it go with it."
+              onConfirm={() =>
+                act(
+                  () =>
+                    call(
+                      session.api.DELETE('/v1/bundles/{bundleId}/options/{optionId}', {
+                        params: { path: { bundleId, optionId: option.id } },
+                      }),
+                    ),
+                  `Deleted the option ${option.name}.`,
+                )
+              }
+            />
+          </div>
         )}
       </div>
       <p class="muted">
         Choose {countText(option.configuration)}
-        {defaultProduct ? `; default ${defaultProduct.productId}` : ''}.
+        {defaultProduct ? `; default ${productName(defaultProduct)}` : ''}.
         {plain?.description ? ` ${plain.description}` : ''}
       </p>
       {editing?.kind === 'option' && editing.optionId === option.id && (
@@ -157,10 +223,18 @@ function OptionSection({
               {option.products.map((product) => (
                 <tr key={product.id} data-product={product.productId}>
                   <th scope="row">
-                    <span class="mono">{product.productId}</span>
-                    {Object.keys(product.properties).length > 0 && (
+                    {product.properties.name ? (
+                      <>
+                        {product.properties.name}
+                        <div class="muted small mono">{product.productId}</div>
+                      </>
+                    ) : (
+                      <span class="mono">{product.productId}</span>
+                    )}
+                    {Object.keys(product.properties).some((name) => name !== 'name') && (
                       <div class="muted small">
                         {Object.entries(product.properties)
+                          .filter(([name]) => name !== 'name')
                           .map(([name, value]) => `${name}: ${value ?? '—'}`)
                           .join(' · ')}
                       </div>
@@ -179,6 +253,9 @@ function OptionSection({
                         ) : (
                           <span class="list">{money(shown, currency)}</span>
                         )}
+                        {shown !== null && finerThanCurrency(shown, currency) && (
+                          <div class="muted small finer">{finerThanCurrency(shown, currency)}</div>
+                        )}
                         {list !== null && standard !== null && standard !== list && (
                           <div class="muted small">standard {money(standard, currency)}</div>
                         )}
@@ -195,8 +272,26 @@ function OptionSection({
                           setEditing({ kind: 'prices', optionId: option.id, productId: product.productId })
                         }
                       >
-                        Edit prices<span class="visually-hidden"> of {product.productId}</span>
+                        Edit prices<span class="visually-hidden"> of {productName(product)}</span>
                       </button>
+                      <ConfirmDelete
+                        label="Remove"
+                        what={`${productName(product)} from ${option.name}`}
+                        consequence="Its prices in this option go with it."
+                        onConfirm={() =>
+                          act(
+                            () =>
+                              call(
+                                session.api.DELETE('/v1/bundles/{bundleId}/options/{optionId}/{productId}', {
+                                  params: {
+                                    path: { bundleId, optionId: option.id, productId: product.productId },
+                                  },
+                                }),
+                              ),
+                            `Removed ${productName(product)} from ${option.name}.`,
+                          )
+                        }
+                      />
                     </td>
                   )}
                 </tr>
@@ -204,6 +299,25 @@ function OptionSection({
             </tbody>
           </table>
         </div>
+      )}
+      {canEdit && plain && (
+        <AddProductForm
+          session={session}
+          bundleId={bundleId}
+          option={plain}
+          onAdded={() => act(async () => null, 'Added the product.')}
+        />
+      )}
+      {editing?.kind === 'pricebook' && editing.optionId === option.id && plain?.priceBookId && (
+        <PriceBookTools
+          session={session}
+          priceBookId={plain.priceBookId}
+          optionName={option.name}
+          currencies={currencies}
+          nameOf={nameOf}
+          onChanged={onSaved}
+          onClose={() => close(false)}
+        />
       )}
       {editing?.kind === 'prices' && editing.optionId === option.id && plain?.priceBookId && (
         <PriceEditor
@@ -239,6 +353,7 @@ export function BundlePage({ bundleId, session }: { bundleId: string; session: S
     );
   }
   const { bundle, details, options, rules } = data;
+  const bundleName = bundle.header.properties.name ?? bundle.header.productId;
   const canEdit = !session.readOnly;
   const currencies = currenciesOf(details);
   const allOptions = [...details.included, ...details.addOns];
@@ -252,6 +367,37 @@ export function BundlePage({ bundleId, session }: { bundleId: string; session: S
   const onSaved = () => {
     setSaved('Saved.');
     loaded.reload();
+  };
+  /** One authoring request: on success its message and a reload, else its problem. */
+  const act = async (work: () => Promise<unknown>, done: string) => {
+    try {
+      await work();
+      setProblem(null);
+      setEditing(null);
+      setSaved(done);
+      loaded.reload();
+    } catch (error) {
+      setSaved('');
+      setProblem(problemOf(error));
+    }
+  };
+  const cloneBundle = async () => {
+    try {
+      const { data: copy } = await call(
+        session.api.POST('/v1/bundles/{bundleId}/clone', { params: { path: { bundleId } }, body: {} }),
+      );
+      navigate(href(`/bundles/${encodeURIComponent(copy.id)}`));
+    } catch (error) {
+      setProblem(problemOf(error));
+    }
+  };
+  const deleteBundle = async () => {
+    try {
+      await call(session.api.DELETE('/v1/bundles/{bundleId}', { params: { path: { bundleId } } }));
+      navigate(href('/bundles'));
+    } catch (error) {
+      setProblem(problemOf(error));
+    }
   };
   const toggleActive = async () => {
     try {
@@ -298,6 +444,18 @@ export function BundlePage({ bundleId, session }: { bundleId: string; session: S
               {bundle.isActive ? 'Deactivate' : 'Activate'}
             </button>
           )}
+          {canEdit && (
+            <button type="button" class="secondary" onClick={cloneBundle}>
+              Clone<span class="visually-hidden"> the bundle</span>
+            </button>
+          )}
+          {canEdit && (
+            <ConfirmDelete
+              what={`the bundle ${bundleName}`}
+              consequence="Its options, products, prices and rules go with it."
+              onConfirm={deleteBundle}
+            />
+          )}
         </div>
       </div>
       <p class="muted">
@@ -325,8 +483,24 @@ export function BundlePage({ bundleId, session }: { bundleId: string; session: S
           session={session}
           bundleId={bundleId}
           onSaved={onSaved}
+          act={act}
         />
       ))}
+      {canEdit &&
+        (editing?.kind === 'new-option' ? (
+          <NewOptionForm
+            session={session}
+            bundleId={bundleId}
+            onMade={() => act(async () => null, 'Created the option.')}
+            onCancel={() => setEditing(null)}
+          />
+        ) : (
+          <div class="actions">
+            <button type="button" class="secondary" onClick={() => setEditing({ kind: 'new-option' })}>
+              New option
+            </button>
+          </div>
+        ))}
       <section class="rules" aria-labelledby="rules-heading">
         <div class="section-head">
           <h2 id="rules-heading">Rules</h2>
@@ -366,13 +540,47 @@ export function BundlePage({ bundleId, session }: { bundleId: string; session: S
                     {rule.message && <div class="muted">“{rule.message}”</div>}
                   </div>
                   {canEdit && (
-                    <button
-                      type="button"
-                      class="secondary"
-                      onClick={() => setEditing({ kind: 'rule', ruleId: rule.id })}
-                    >
-                      Edit<span class="visually-hidden"> rule {rule.name}</span>
-                    </button>
+                    <div class="actions">
+                      <button
+                        type="button"
+                        class="secondary"
+                        onClick={() => setEditing({ kind: 'rule', ruleId: rule.id })}
+                      >
+                        Edit<span class="visually-hidden"> rule {rule.name}</span>
+                      </button>
+                      <button
+                        type="button"
+                        class="secondary"
+                        onClick={() =>
+                          act(
+                            () =>
+                              call(
+                                session.api.POST('/v1/bundles/{bundleId}/rules', {
+                                  params: { path: { bundleId } },
+                                  body: { ...ruleCopy(rule), isActive: false },
+                                }),
+                              ),
+                            `Copied the rule ${rule.name}; the copy is inactive until you activate it.`,
+                          )
+                        }
+                      >
+                        Clone<span class="visually-hidden"> rule {rule.name}</span>
+                      </button>
+                      <ConfirmDelete
+                        what={`the rule ${rule.name}`}
+                        onConfirm={() =>
+                          act(
+                            () =>
+                              call(
+                                session.api.DELETE('/v1/bundles/{bundleId}/rules/{ruleId}', {
+                                  params: { path: { bundleId, ruleId: rule.id } },
+                                }),
+                              ),
+                            `Deleted the rule ${rule.name}.`,
+                          )
+                        }
+                      />
+                    </div>
                   )}
                 </div>
                 {editing?.kind === 'rule' && editing.ruleId === rule.id && (

@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import { NewBundleForm } from '../editing/authoring.tsx';
 import { dateTime } from '../format.ts';
 import { href, Link, navigate, type Place } from '../router.tsx';
 import { call, type Session } from '../session.ts';
@@ -13,6 +14,7 @@ export function BundlesPage({ place, session }: { place: Place; session: Session
   const pageKey = place.query.get('page') ?? '';
   const [search, setSearch] = useState(product);
   const [activeChoice, setActiveChoice] = useState(active);
+  const [making, setMaking] = useState(false);
   const loaded = useLoad(
     async () =>
       (
@@ -38,7 +40,20 @@ export function BundlesPage({ place, session }: { place: Place; session: Session
   const bundles = loaded.data?.bundles;
   return (
     <section>
-      <h1>Bundles</h1>
+      <div class="section-head">
+        <h1>Bundles</h1>
+        {!session.readOnly && !making && (
+          <button type="button" onClick={() => setMaking(true)}>
+            New bundle
+          </button>
+        )}
+      </div>
+      {making && (
+        <NewBundleForm
+          session={session}
+          onMade={(bundleId) => navigate(href(`/bundles/${encodeURIComponent(bundleId)}`))}
+        />
+      )}
       <form class="filters" onSubmit={submit}>
         <div class="field">
           <label for="bundle-search">Header product</label>
@@ -93,6 +108,9 @@ export function BundlesPage({ place, session }: { place: Place; session: Session
                     <Link to={href(`/bundles/${encodeURIComponent(bundle.id)}`)}>
                       {bundle.header.productId}
                     </Link>
+                    {bundle.header.properties.name && (
+                      <span class="muted"> · {bundle.header.properties.name}</span>
+                    )}
                     {bundle.clonedBundleTempName && (
                       <span class="muted"> · {bundle.clonedBundleTempName}</span>
                     )}

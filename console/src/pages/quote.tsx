@@ -1,6 +1,7 @@
 // The quote builder: every change of the selections asks POST /v1/bundles/{id}/configure, which answers each
-// product's exact state (selected, required, excluded, available) with its reasons, the violations, a completion
-// and its quote. The selections live in the URL, so a configuration can be linked and survives a reload.
+// product's exact state (selected, required, excluded, available) with its reasons and unit price, the violations,
+// the repairs of a conflict (offered as one-click fixes), a completion and its quote. The selections live in the
+// URL, so a configuration can be linked and survives a reload.
 import type { Schemas } from '@cpq/client';
 import { useState } from 'preact/hooks';
 import { money } from '../format.ts';
@@ -13,6 +14,8 @@ type Currency = NonNullable<Schemas['ConfigureRequest']['currency']>;
 type Selection = Schemas['ConfigureRequest']['selections'][number];
 type Rejection = NonNullable<Schemas['ConfigureRequest']['rejections']>[number];
 type Trace = Schemas['QuoteTrace'];
+type Repair = Schemas['ConfigureRepair'];
+type Choice = { optionId: string; productId: string };
 
 /** Selections as URL values: optionId~quantity~productId (a CRM product id may hold any character, so it is last). */
 function readSelections(query: URLSearchParams): Selection[] {
@@ -131,9 +134,24 @@ export function QuotePage({
   if (details.data === null) return <p class="empty">This bundle does not exist.</p>;
   const bundle = details.data;
   const names = new Map([...bundle.included, ...bundle.addOns].map((o) => [o.id, o.name]));
+  // A product by its `name` property where it has one, as the service's messages name it.
+  const productNames = new Map(
+    [...bundle.included, ...bundle.addOns].flatMap((o) =>
+      o.products.flatMap((p) => (p.properties.name ? [[`${o.id}\n${p.productId}`, p.properties.name]] : [])),
+    ),
+  );
+  const productName = (c: Choice) => productNames.get(`${c.optionId}\n${c.productId}`);
+  const product = (c: Choice) => {
+    const name = productName(c);
+    return name ? `${name} (${c.productId})` : c.productId;
+  };
+  const option = (c: Choice) => names.get(c.optionId) ?? c.optionId;
   const result = answer.data;
-  // The service names options by id in the reasons it gives for option counts; people know them by name.
-  const named = (message: string) => message.replace(/\bopt_[0-9A-Za-z]+/g, (id) => names.get(id) ?? id);
+  // No valid configuration extends a conflict, so every product not chosen is "excluded" by the conflict alone:
+  // shown as on hold until a way out is taken, not as excluded for good.
+  const conflict = result !== undefined && !result.valid;
+  // The same product, by option and product id.
+  const same = (a: Choice) => (b: Choice) => a.optionId === b.optionId && a.productId === b.productId;
   const isSelected = (optionId: string, productId: string) =>
     selections.some((s) => s.optionId === optionId && s.productId === productId);
   const isRejected = (optionId: string, productId: string) =>
@@ -163,6 +181,16 @@ export function QuotePage({
         : [...rejections, { optionId, productId }],
     });
   const added = result?.completion?.selections.filter((c) => !isSelected(c.optionId, c.productId)) ?? [];
+  const repairWords = (repair: Repair) =>
+    [
+      ...repair.remove.map((c) => `Remove ${product(c)} from ${option(c)}`),
+      ...repair.unreject.map((c) => `Allow ${product(c)} in ${option(c)} again`),
+    ].join(', and ');
+  const applyRepair = (repair: Repair) =>
+    go({
+      selections: selections.filter((s) => !repair.remove.some(same(s))),
+      rejections: rejections.filter((r) => !repair.unreject.some(same(r))),
+    });
 
   return (
     <section class="quote">
@@ -206,6 +234,26 @@ export function QuotePage({
       <ProblemBanner problem={answer.problem} />
       <div class="builder">
         <div class="choices">
+          {conflict && (
+            <section class="notice repairs" aria-labelledby="repairs-heading">
+              <h2 id="repairs-heading">These choices conflict</h2>
+              <p class="small">
+                Until the conflict is fixed, the products not chosen are on hold.
+                {result.repairs.length > 0 ? ' One click fixes it:' : ''}
+              </p>
+              {result.repairs.length > 0 && (
+                <ul class="plain">
+                  {result.repairs.map((repair) => (
+                    <li key={repairWords(repair)}>
+                      <button type="button" class="secondary" onClick={() => applyRepair(repair)}>
+                        {repairWords(repair)}
+                      </button>
+                    </li>
+                  ))}
+                </ul>
+              )}
+            </section>
+          )}
           {(result?.options ?? []).map((option) => (
             <fieldset key={option.optionId} class="option" data-option={option.optionId}>
               <legend>
@@ -221,10 +269,12 @@ export function QuotePage({
                   const selected = selections.find(
                     (s) => s.optionId === option.optionId && s.productId === product.productId,
                   );
+                  const held = conflict && product.state === 'excluded' && !rejected;
+                  const name = productName({ optionId: option.optionId, productId: product.productId });
                   return (
                     <li
                       key={product.productId}
-                      class={`choice ${product.state}`}
+                      class={`choice ${held ? 'held' : product.state}`}
                       data-product={product.productId}
                       data-state={product.state}
                     >
@@ -235,10 +285,17 @@ export function QuotePage({
                           checked={isSelected(option.optionId, product.productId)}
                           onChange={() => toggle(option.optionId, product.productId)}
                         />
-                        <span class="mono">{product.productId}</span>
+                        {name && <span>{name}</span>} <span class="mono">{product.productId}</span>
                       </label>
-                      <span class={`badge state-${product.state}`}>
-                        {rejected ? 'Left out' : stateLabels[product.state]}
+                      <span class="price num">
+                        {product.unitPrice === undefined
+                          ? ''
+                          : product.unitPrice === null
+                            ? 'no price'
+                            : money(product.unitPrice, currency)}
+                      </span>
+                      <span class={`badge state-${held ? 'held' : product.state}`}>
+                        {rejected ? 'Left out' : held ? 'On hold' : stateLabels[product.state]}
                       </span>
                       {selected && (
                         <input
@@ -267,7 +324,7 @@ export function QuotePage({
                       {product.reasons.length > 0 && (
                         <ul class="reasons small">
                           {product.reasons.map((reason) => (
-                            <li key={`${reason.ruleId}:${reason.message}`}>{named(reason.message)}</li>
+                            <li key={`${reason.ruleId}:${reason.message}`}>{reason.message}</li>
                           ))}
                         </ul>
                       )}
@@ -297,13 +354,11 @@ export function QuotePage({
               {result.violations.length > 0 && (
                 <ul class="violations">
                   {result.violations.map((v) => (
-                    <li key={`${v.ruleId}:${v.optionId}:${v.message}`}>
-                      {v.code === 'option_count' ? `${names.get(v.optionId ?? '') ?? 'An option'}: ` : ''}
-                      {named(v.message)}
-                    </li>
+                    <li key={`${v.ruleId}:${v.optionId}:${v.message}`}>{v.message}</li>
                   ))}
                 </ul>
               )}
+
               {result.valid && !result.complete && added.length > 0 && (
                 <div class="completion">
                   <p>

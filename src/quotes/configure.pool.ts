@@ -1,0 +1,116 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Piscina } from 'piscina';
+import { AppError } from '../problems.ts';
+import type { ConfigureResult, ConfigureTask } from '../rules/configure.worker.ts';
+
+// The threads configure searches in (docs/configuration.md, "Bounded"): none until the first search, at most
+// `threads`, each stopped after a quiet spell, so a process that never configures holds none. Each thread stops its
+// own search at the CPU budget, or at the request's deadline (BUDGETS_WAITED budgets after it came, on a machine too
+// busy to give it the CPU); a thread that has not answered a little after that (stuck) is terminated and another
+// started in its place. So every request is answered within three budgets.
+
+export interface ConfigurePoolLimits {
+  threads: number;
+  budgetMs: number;
+  maxSteps: number;
+}
+
+/** How long, in budgets, a request waits for its search (queued and running) before it is refused. */
+const BUDGETS_WAITED = 2;
+/** How long, in budgets, before a thread still searching is terminated. */
+const BUDGETS_TO_TERMINATE = 2.5;
+/** Milliseconds a thread with nothing to do stays before it stops. */
+const IDLE_MS = 30_000;
+/** Searches waiting for a thread, per thread, before a request is turned away at once. */
+const QUEUED_PER_THREAD = 128;
+
+let workerFile: Promise<string> | null = null;
+
+/**
+ * The thread's code as one file of plain JavaScript, built by esbuild once per process into a directory of its own
+ * (removed at exit): a thread that loads TypeScript loads Node's type stripper as well, twice a thread's memory.
+ */
+function builtWorker(): Promise<string> {
+  workerFile ??= (async () => {
+    // Loaded here, not at the top: a service that never configures never starts esbuild.
+    const { build } = await import('esbuild');
+    const result = await build({
+      entryPoints: [fileURLToPath(new URL('../rules/configure.worker.ts', import.meta.url))],
+      bundle: true,
+      format: 'esm',
+      platform: 'node',
+      target: 'node24',
+      packages: 'external',
+      legalComments: 'none',
+      logLevel: 'silent',
+      write: false,
+    });
+    const [output] = result.outputFiles;
+    if (output === undefined) throw new Error('the configure worker build made nothing');
+    const dir = mkdtempSync(join(tmpdir(), 'cpq-configure-'));
+    const file = join(dir, 'configure.worker.mjs');
+    writeFileSync(file, output.contents);
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    return pathToFileURL(file).href;
+  })();
+  return workerFile;
+}
+
+export class ConfigurePool {
+  readonly limits: ConfigurePoolLimits;
+  #pool: Piscina<ConfigureTask, ConfigureResult> | null = null;
+
+  constructor(limits: ConfigurePoolLimits) {
+    this.limits = limits;
+  }
+
+  /** Threads running now (0 before the first search and after a quiet spell). */
+  get threads(): number {
+    return this.#pool?.threads.length ?? 0;
+  }
+
+  async search(
+    task: Omit<ConfigureTask, 'maxSteps' | 'budgetMs' | 'deadline'>,
+  ): Promise<ConfigureResult | { refused: 'memory' }> {
+    const { threads, budgetMs, maxSteps } = this.limits;
+    const filename = await builtWorker();
+    this.#pool ??= new Piscina({
+      filename,
+      minThreads: 0,
+      maxThreads: threads,
+      idleTimeout: IDLE_MS,
+      maxQueue: threads * QUEUED_PER_THREAD,
+      // What a search may hold: its model, the solver's learned clauses and the answer. A small young generation:
+      // a search's garbage is short-lived, and every MB of it is resident in each thread.
+      resourceLimits: { maxOldGenerationSizeMb: 24, maxYoungGenerationSizeMb: 2 },
+    });
+    const pool = this.#pool;
+    if (pool.queueSize >= pool.options.maxQueue) {
+      throw new AppError(
+        'service_unavailable',
+        `The server is working out ${pool.queueSize + threads} configurations already; try again shortly`,
+      );
+    }
+    try {
+      const deadline = Date.now() + BUDGETS_WAITED * budgetMs;
+      return await pool.run(
+        { ...task, maxSteps, budgetMs, deadline },
+        { signal: AbortSignal.timeout(Math.ceil(BUDGETS_TO_TERMINATE * budgetMs)) },
+      );
+    } catch (error) {
+      if (error instanceof Error && error.name === 'AbortError') return { refused: 'wait' };
+      // The thread is gone and another takes its place; the same search would run out again.
+      if ((error as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY') return { refused: 'memory' };
+      throw error;
+    }
+  }
+
+  async close(): Promise<void> {
+    const pool = this.#pool;
+    this.#pool = null;
+    await pool?.destroy();
+  }
+}

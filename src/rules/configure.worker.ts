@@ -1,0 +1,80 @@
+import { getPriority, setPriority } from 'node:os';
+import { RecencyMap } from '../recency-map.ts';
+import {
+  type Configured,
+  compileModel,
+  configure,
+  type Model,
+  type ModelOption,
+  SearchBudgetExceeded,
+} from './configurator.ts';
+import type { ModelRule } from './rule-logic.ts';
+
+// A configure search in a thread of the pool (src/quotes/configure.pool.ts), off the event loop: it stops once it has
+// spent its budget of this thread's CPU time, so a hard bundle costs one budget of one core and holds up nothing
+// else. The thread runs a little below the event loop's priority (Linux: per thread), so a busy core answers the loop
+// first.
+
+/** What the service asks of a thread. */
+export interface ConfigureTask {
+  /** Names one version of a bundle's model, for this thread to compile it once. */
+  modelKey: string;
+  /** The model's options and rules as JSON ({ options, rules }); parsed only when the thread lacks the model. */
+  source: string;
+  chosen: number[];
+  rejected: number[];
+  maxSteps: number;
+  /** CPU time, in milliseconds, the search (compiling included) may spend. */
+  budgetMs: number;
+  /** When (Date.now()) the request stops waiting: a search not done by then stops too, its thread kept. */
+  deadline: number;
+}
+
+/** What a search came to: an answer, or the bound it passed (`wait`: the deadline, on a busy machine). */
+export type ConfigureResult = { configured: Configured } | { refused: 'steps' | 'time' | 'wait' };
+
+const MODELS_KEPT = 32;
+const models = new RecencyMap<Model>();
+
+try {
+  setPriority(Math.min(19, getPriority() + 5));
+} catch {
+  // Not allowed here: the thread runs at the process's priority.
+}
+
+function modelOf(task: ConfigureTask): Model {
+  const held = models.get(task.modelKey);
+  if (held !== undefined) {
+    models.touch(task.modelKey, held);
+    return held;
+  }
+  const { options, rules } = JSON.parse(task.source) as { options: ModelOption[]; rules: ModelRule[] };
+  const model = compileModel(options, rules);
+  for (const [oldest] of models) {
+    if (models.size < MODELS_KEPT) break;
+    models.delete(oldest);
+  }
+  models.set(task.modelKey, model);
+  return model;
+}
+
+export default function search(task: ConfigureTask): ConfigureResult {
+  if (Date.now() >= task.deadline) return { refused: 'wait' };
+  const started = process.threadCpuUsage();
+  const limit = task.budgetMs * 1000;
+  let late = false;
+  const spent = () => {
+    const used = process.threadCpuUsage(started);
+    late = Date.now() >= task.deadline;
+    return used.user + used.system > limit || late;
+  };
+  try {
+    const model = modelOf(task);
+    const fixed = { chosen: task.chosen, rejected: task.rejected };
+    return { configured: configure(model, fixed, { maxSteps: task.maxSteps, spent }) };
+  } catch (error) {
+    if (error instanceof SearchBudgetExceeded)
+      return { refused: error.by === 'time' && late ? 'wait' : error.by };
+    throw error;
+  }
+}

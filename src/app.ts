@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { Type } from 'typebox';
 import { accountRoutes } from './account/account.routes.ts';
 import { describeLimits } from './api-limits.ts';
+import { approvalPoliciesRoutes } from './approvals/approval-policies.routes.ts';
 import { bundleDetailsRoutes } from './bundle-details/bundle-details.routes.ts';
 import { bundlesRoutes } from './bundles/bundles.routes.ts';
 import { catalogueFilesRoutes } from './catalogue-files/catalogue-files.routes.ts';
@@ -37,6 +38,7 @@ import { newId } from './ids.ts';
 import { optionsRoutes } from './options/options.routes.ts';
 import { priceBooksRoutes } from './price-books/price-books.routes.ts';
 import { AppError } from './problems.ts';
+import { quoteApprovalsRoutes } from './quotes/quote-approvals.routes.ts';
 import { quotesRoutes } from './quotes/quotes.routes.ts';
 import { rulesRoutes } from './rules/rules.routes.ts';
 import { nodeHttp } from './shared/node-http.ts';
@@ -177,11 +179,15 @@ export async function buildApp({ config, database, limits = limitsOf(config) }: 
     }
     route.schema ??= {};
     route.schema.response = withResponseHeaders(route, withErrorResponses(response));
-    // `readWrite` beside `apiKey` (the same header, both required) marks what a read-only key may not call: a scheme
-    // of its own rather than an apiKey role, which linters and generators read as an undefined OAuth scope.
+    // `readWrite` beside `apiKey` (the same header, both required) marks what a read-only key may not call, and
+    // `approver` what only an approver key may: schemes of their own, not apiKey roles (read as OAuth scopes).
     const writes = [route.method].flat().some((method) => needsWriteAccess(method, route.config));
     (route.schema as Record<string, unknown>).security = [
-      writes ? { apiKey: [], readWrite: [] } : { apiKey: [] },
+      {
+        apiKey: [],
+        ...(writes ? { readWrite: [] } : {}),
+        ...(route.config?.approverOnly ? { approver: [] } : {}),
+      },
     ];
   });
 
@@ -194,7 +200,8 @@ export async function buildApp({ config, database, limits = limitsOf(config) }: 
         description:
           'Configure-price-quote backend for product bundles and price books. Every /v1 operation needs an API key ' +
           'in the x-api-key header; an operation whose security also names readWrite refuses read-only keys ' +
-          'with 403. Errors are RFC 9457 problem details (application/problem+json). An answer of 1 KB or more ' +
+          'with 403, and one that names approver takes only approver keys (`cpq keys create --approver`). ' +
+          'Errors are RFC 9457 problem details (application/problem+json). An answer of 1 KB or more ' +
           'comes compressed when Accept-Encoding asks for br or gzip (by q-value, br on a tie), with ' +
           'Vary: Accept-Encoding.\n\n' +
           describeLimits(config),
@@ -214,6 +221,14 @@ export async function buildApp({ config, database, limits = limitsOf(config) }: 
             description:
               'The same x-api-key header. An operation that names it beside apiKey needs a read-write key: a ' +
               'read-only key gets 403 forbidden.',
+          },
+          approver: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'x-api-key',
+            description:
+              'The same x-api-key header. An operation that names it needs an approver key (`cpq keys create ' +
+              '--approver`); any other key gets 403 forbidden.',
           },
         },
       },
@@ -297,6 +312,8 @@ export async function buildApp({ config, database, limits = limitsOf(config) }: 
         webhooksRoutes,
         accountRoutes,
         catalogueFilesRoutes,
+        approvalPoliciesRoutes,
+        quoteApprovalsRoutes,
       ]) {
         await v1.register(routes, { db, config, metrics });
       }

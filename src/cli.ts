@@ -4,7 +4,13 @@ import { ConfigError, environment, loadConfig } from './config.ts';
 import { connect } from './db/connect.ts';
 import type { Db } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
-import { createKey, isValidAccountId, listApiKeys, revokeApiKey } from './keys/keys.service.ts';
+import {
+  createKey,
+  isValidAccountId,
+  keyPermission,
+  listApiKeys,
+  revokeApiKey,
+} from './keys/keys.service.ts';
 import { pricesCommands } from './price-books/prices.cli.ts';
 import { packageVersion } from './version.ts';
 
@@ -79,19 +85,29 @@ const commands: Record<string, Command> = {
     },
   },
   'keys create': {
-    usage: 'cpq keys create --account <accountId> [--name <label>] [--read-only]',
-    summary: 'Create an API key; prints the key alone on stdout. It is shown only this once.',
-    options: { account: { type: 'string' }, name: { type: 'string' }, 'read-only': { type: 'boolean' } },
+    usage: 'cpq keys create --account <accountId> [--name <label>] [--read-only | --approver]',
+    summary:
+      'Create an API key; prints the key alone on stdout. It is shown only this once. An --approver key may also ' +
+      'approve and reject quotes.',
+    options: {
+      account: { type: 'string' },
+      name: { type: 'string' },
+      'read-only': { type: 'boolean' },
+      approver: { type: 'boolean' },
+    },
     run: async (values) => {
       const accountId = accountOption(values.account);
       const name = typeof values.name === 'string' ? values.name : null;
       if (name !== null && (name.length === 0 || name.length > 200)) {
         throw new UsageError('--name must be 1-200 characters');
       }
+      const readOnly = values['read-only'] === true;
+      const approver = values.approver === true;
+      if (readOnly && approver) throw new UsageError('--read-only and --approver exclude each other');
       const { key, plaintext } = await withDatabase((db) =>
-        createKey(db, { accountId, name, readOnly: values['read-only'] === true }),
+        createKey(db, { accountId, name, readOnly, approver }),
       );
-      console.error(`created ${key.id} for account ${key.accountId}${key.readOnly ? ' (read-only)' : ''}`);
+      console.error(`created ${key.id} for account ${key.accountId} (${keyPermission(key)})`);
       console.log(plaintext);
     },
   },
@@ -105,14 +121,7 @@ const commands: Record<string, Command> = {
       for (const key of keys) {
         const state = key.revokedAt ? `revoked ${key.revokedAt}` : 'active';
         console.log(
-          [
-            key.id,
-            key.accountId,
-            key.readOnly ? 'read-only' : 'read-write',
-            state,
-            key.createdAt,
-            key.name ?? '',
-          ].join('\t'),
+          [key.id, key.accountId, keyPermission(key), state, key.createdAt, key.name ?? ''].join('\t'),
         );
       }
     },

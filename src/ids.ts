@@ -14,6 +14,7 @@ export const idPrefixes = {
   event: 'evt',
   webhookEndpoint: 'whe',
   quote: 'quo',
+  approvalPolicy: 'apl',
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;

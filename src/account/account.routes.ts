@@ -11,7 +11,8 @@ export const accountRoutes: Routes = async (app) => {
     {
       schema: {
         operationId: 'getCurrentKey',
-        summary: 'Describe the key making the request: its id, its account, and whether it is read-only',
+        summary:
+          'Describe the key making the request: its id, its account, and whether it is read-only or an approver',
         description:
           'Open to every valid key. A client (the console) reads `readOnly` to offer no edit a key may not make. ' +
           'The key itself is never echoed: keys are shown only once, by `cpq keys create`.',
@@ -23,6 +24,7 @@ export const accountRoutes: Routes = async (app) => {
       keyId: request.scope.account.keyId,
       accountId: request.scope.account.id,
       readOnly: request.scope.account.readOnly,
+      approver: request.scope.account.approver,
     }),
   );
 };

@@ -9,5 +9,8 @@ export const CurrentKey = component(
     readOnly: Type.Boolean({
       description: 'True for a read-only key: every operation whose security names readWrite answers 403',
     }),
+    approver: Type.Boolean({
+      description: 'True for an approver key (cpq keys create --approver): it may approve and reject quotes',
+    }),
   }),
 );

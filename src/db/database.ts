@@ -11,6 +11,8 @@ export interface ApiKeysTable {
   name: string | null;
   key_hash: string;
   read_only: Bool;
+  /** May approve and reject quotes (migration 0014). */
+  approver: Generated<Bool>;
   created_at: string;
   revoked_at: string | null;
 }
@@ -245,6 +247,18 @@ export interface QuotesTable {
   updated_at: string;
 }
 
+/** An approval policy of an account; `when_json` is the API's `when` as JSON text. */
+export interface ApprovalPoliciesTable {
+  account_id: string;
+  id: string;
+  name: string;
+  is_active: Bool;
+  when_json: string;
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
 /** One priced line of a quote, as its lines_json shows it. */
 export interface QuoteLinesTable {
   account_id: string;
@@ -278,6 +292,7 @@ export interface Database {
   quote_numbers: QuoteNumbersTable;
   quotes: QuotesTable;
   quote_lines: QuoteLinesTable;
+  approval_policies: ApprovalPoliciesTable;
 }
 
 /** The tables whose rows belong to one bundle's tree: a change to any of them moves the bundle's tree_version. */
@@ -312,6 +327,7 @@ export const tableNames = Object.keys({
   quote_numbers: true,
   quotes: true,
   quote_lines: true,
+  approval_policies: true,
 } satisfies Record<keyof Database, true>) as (keyof Database)[];
 
 export type Db = Kysely<Database>;

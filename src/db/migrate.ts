@@ -12,6 +12,7 @@ import * as searchText from './migrations/0010_search_text.ts';
 import * as sqliteSearchIndex from './migrations/0011_sqlite_search_index.ts';
 import * as optionCounts from './migrations/0012_option_counts.ts';
 import * as quotes from './migrations/0013_quotes.ts';
+import * as approvals from './migrations/0014_approvals.ts';
 
 // Listed in code, not read from a folder: the set is the same wherever the process starts from.
 export const migrations: Record<string, Migration> = {
@@ -28,6 +29,7 @@ export const migrations: Record<string, Migration> = {
   '0011_sqlite_search_index': sqliteSearchIndex,
   '0012_option_counts': optionCounts,
   '0013_quotes': quotes,
+  '0014_approvals': approvals,
 };
 
 /** Brings the schema up to date. The CLI, start-up and the tests all come through here. */

@@ -5,9 +5,15 @@ import { StaleVersionError } from './errors.ts';
 /**
  * The concurrency roots: every write names one, and its version moves with every change to what it answers for
  * (a bundle: its list form; an option: itself and its products; a price book: itself and its entries; a rule:
- * itself; a webhook endpoint: itself).
+ * itself; a webhook endpoint, an approval policy: itself).
  */
-export type Root = 'bundles' | 'bundle_options' | 'price_books' | 'bundle_rules' | 'webhook_endpoints';
+export type Root =
+  | 'bundles'
+  | 'bundle_options'
+  | 'price_books'
+  | 'bundle_rules'
+  | 'webhook_endpoints'
+  | 'approval_policies';
 
 /** The versions If-Match accepts: null for any (no If-Match, or `*`), else these (none: nothing can match). */
 export type ExpectedVersions = readonly number[] | null;
@@ -70,7 +76,7 @@ export async function lockRoot<R extends Root>(
   key: RootKey,
   expected: ExpectedVersions,
 ): Promise<Selectable<Database[R]> | undefined> {
-  // A root inside a bundle takes the bundle's lock first; bundles and webhook endpoints are their own.
+  // A root inside a bundle takes the bundle's lock first; the other roots are their own.
   const bundleOf = bundleOfRoot[root];
   if (bundleOf) await lockBundleWhere(tx, key.accountId, bundleOf(key));
   // Typed as the bundles table: the columns used here are common to every root.

@@ -34,6 +34,9 @@ export const eventTypes = [
   'quote.expired',
   'quote.canceled',
   'quote.revised',
+  'approval_policy.created',
+  'approval_policy.updated',
+  'approval_policy.deleted',
 ] as const;
 export type EventType = (typeof eventTypes)[number];
 

@@ -14,6 +14,11 @@ declare module 'fastify' {
     /** A POST that only reads (pricing a quote) and so is open to read-only keys. */
     readOnlyAllowed?: boolean;
     /**
+     * Only an approver key may call the route (C19): its OpenAPI security names the role `approve`. The service
+     * refuses other keys, once it has found the record, so another account's ids stay 404.
+     */
+    approverOnly?: boolean;
+    /**
      * The route hands `request.scope` (its key check) to a read that confirms it in its own statement (throughStamps), so
      * a key this process remembers needs no lookup first: a warm read is one statement.
      */

@@ -5,6 +5,8 @@ export interface ApiKeyRecord {
   accountId: string;
   name: string | null;
   readOnly: boolean;
+  /** May approve and reject quotes (and write); never together with readOnly. */
+  approver: boolean;
   createdAt: string;
   revokedAt: string | null;
 }
@@ -14,6 +16,7 @@ function toRecord(row: {
   account_id: string;
   name: string | null;
   read_only: boolean | number;
+  approver: boolean | number;
   created_at: string;
   revoked_at: string | null;
 }): ApiKeyRecord {
@@ -22,12 +25,13 @@ function toRecord(row: {
     accountId: row.account_id,
     name: row.name,
     readOnly: Boolean(row.read_only),
+    approver: Boolean(row.approver),
     createdAt: row.created_at,
     revokedAt: row.revoked_at,
   };
 }
 
-const columns = ['id', 'account_id', 'name', 'read_only', 'created_at', 'revoked_at'] as const;
+const columns = ['id', 'account_id', 'name', 'read_only', 'approver', 'created_at', 'revoked_at'] as const;
 
 export async function insertKey(db: Executor, key: ApiKeyRecord & { keyHash: string }): Promise<void> {
   await db
@@ -38,6 +42,7 @@ export async function insertKey(db: Executor, key: ApiKeyRecord & { keyHash: str
       name: key.name,
       key_hash: key.keyHash,
       read_only: key.readOnly,
+      approver: key.approver,
       created_at: key.createdAt,
       revoked_at: null,
     })

@@ -18,6 +18,10 @@ export interface Account {
   id: string;
   keyId: string;
   readOnly: boolean;
+  /** May approve and reject quotes (C19). Like readOnly, fixed when the key is made. */
+  approver: boolean;
+  /** The key's label, which a quote's approval history shows beside the key id. */
+  keyName: string | null;
 }
 
 // Keys carry 256 random bits, so a plain SHA-256 is enough: no password-style stretching is needed to make a
@@ -32,19 +36,27 @@ export function isValidAccountId(accountId: string): boolean {
 
 export async function createKey(
   db: Db,
-  input: { accountId: string; name: string | null; readOnly: boolean },
+  input: { accountId: string; name: string | null; readOnly: boolean; approver?: boolean },
 ): Promise<{ key: ApiKeyRecord; plaintext: string }> {
+  if (input.readOnly && input.approver) throw new RangeError('a read-only key cannot approve');
   const plaintext = `cpq_${randomBytes(32).toString('base64url')}`;
   const key: ApiKeyRecord = {
     id: newId('apiKey'),
     accountId: input.accountId,
     name: input.name,
     readOnly: input.readOnly,
+    approver: input.approver ?? false,
     createdAt: new Date().toISOString(),
     revokedAt: null,
   };
   await insertKey(db, { ...key, keyHash: hashKey(plaintext) });
   return { key, plaintext };
+}
+
+/** What a key may do, as `cpq keys list` shows it. */
+export function keyPermission(key: ApiKeyRecord): 'read-only' | 'read-write' | 'approver' {
+  if (key.readOnly) return 'read-only';
+  return key.approver ? 'approver' : 'read-write';
 }
 
 export function listApiKeys(db: Db, accountId: string | null): Promise<ApiKeyRecord[]> {
@@ -72,7 +84,7 @@ const KNOWN_KEYS = 10_000;
 /**
  * The keys this process has found live, by hash: a presented key found here needs no lookup of its own on a
  * route whose read confirms it (UnconfirmedKey). Only keys found live are kept, so an unknown key is looked up
- * every time, as before, and costs what it always did. A key's account and read-only flag never change; only
+ * every time, as before, and costs what it always did. A key's account, name and permission never change; only
  * revocation does, and that every read sees in the database.
  */
 export class KnownKeys {
@@ -117,7 +129,13 @@ export async function authenticate(db: Db, presented: string, known: KnownKeys):
     known.forget(keyHash);
     return null;
   }
-  const account = { id: found.accountId, keyId: found.id, readOnly: found.readOnly };
+  const account: Account = {
+    id: found.accountId,
+    keyId: found.id,
+    readOnly: found.readOnly,
+    approver: found.approver,
+    keyName: found.name,
+  };
   known.remember(keyHash, account);
   return account;
 }

@@ -37,7 +37,7 @@ const tags = tag(
 );
 
 const lifecycle =
-  'Lifecycle: draft -> submit -> approved (pending_approval once approval policies exist) -> finalize -> open -> ' +
+  'Lifecycle: draft -> submit -> pending_approval (approve or reject) or approved -> finalize -> open -> ' +
   'accept | decline; an open quote past expiresAt reads as expired; cancel from draft, pending_approval, approved ' +
   'or open; revise an open, expired or declined quote into a new draft of the same number. A wrong action is 409 ' +
   'invalid_transition. Every action is one compare-and-set of the quote’s status with its event in the same ' +
@@ -71,8 +71,10 @@ const actions: {
     action: 'submit',
     summary: 'Submit a draft for approval',
     description:
-      'Prices the draft again and refuses (422 quote_invalid) while it holds violations. With no approval ' +
-      'policies in force it goes straight to approved. Events: quote.submitted, quote.approved.',
+      'Prices the draft again and refuses (422 quote_invalid) while it holds violations. When an active approval ' +
+      'policy matches the quote as priced, it goes to pending_approval, and `approvals` gains an entry for each ' +
+      'matching policy saying why; otherwise straight to approved. Events: quote.submitted, and quote.approved ' +
+      'when no policy matched.',
   },
   {
     action: 'finalize',

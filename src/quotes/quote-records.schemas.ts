@@ -137,15 +137,29 @@ export type SavedQuoteLine = Static<typeof SavedQuoteLine>;
 
 export const QuoteApproval = component(
   'QuoteApproval',
-  Type.Object({
-    policyId: Nullable(Type.String()),
-    reason: Type.String(),
-    decision: Nullable(Type.String()),
-    keyId: Nullable(Type.String()),
-    keyName: Nullable(Type.String()),
-    comment: Nullable(Type.String()),
-    at: Nullable(Instant),
-  }),
+  Type.Object(
+    {
+      policyId: Type.String({
+        description: 'The approval policy that matched (apl_...); kept after the policy changes or goes',
+      }),
+      reason: Type.String({ description: 'Each condition of the policy that held, for a person to read' }),
+      decision: Type.Enum(['pending', 'approved', 'rejected', 'voided'], {
+        description:
+          'pending: waiting for an approver; approved, rejected: an approver decided; voided: the quote was ' +
+          'edited while pending or approved, so the decision no longer stands',
+      }),
+      keyId: Nullable(Type.String(), {
+        description: 'The key that gave the decision (for voided, the key that edited); null while pending',
+      }),
+      keyName: Nullable(Type.String(), { description: 'That key’s name, if it has one' }),
+      comment: Nullable(Type.String(), { description: 'The approver’s comment, if any' }),
+      at: Type.With(Instant, {
+        description: 'When the entry got its decision; while pending, when the quote was submitted',
+      }),
+      quoteVersion: Type.Integer({ description: 'The version of the quote number that was submitted' }),
+    },
+    { description: 'One approval policy’s part in one submission of the quote (C19)' },
+  ),
 );
 
 const Money = (description: string) => Type.Number({ description });
@@ -190,7 +204,9 @@ export const SavedQuote = component(
         'sends them); always empty once submitted',
     }),
     approvals: Type.Array(QuoteApproval, {
-      description: 'Approval decisions; none while approvals are not required',
+      description:
+        'Approval history of the quote number, oldest first, kept across its revisions: an entry for each active ' +
+        'approval policy that matched each submission (docs/approvals.md)',
     }),
     pricedAt: Instant,
     submittedAt: When('When the quote was last submitted'),

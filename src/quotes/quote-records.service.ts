@@ -1,3 +1,4 @@
+import { parseHistory, submission, voidStanding } from '../approvals/quote-approvals.ts';
 import type { StampedCache } from '../catalogue/stamped-cache.ts';
 import type { Executor, QuoteStatus } from '../db/database.ts';
 import { StaleVersionError } from '../db/errors.ts';
@@ -119,7 +120,7 @@ export function savedQuoteJson(row: QuoteRow, now: string): string {
   );
 }
 
-const versioned = (row: QuoteRow, now: string): Versioned<SavedQuote> => ({
+export const versioned = (row: QuoteRow, now: string): Versioned<SavedQuote> => ({
   value: toSavedQuote(row, now),
   version: row.row_version,
 });
@@ -226,7 +227,7 @@ function refuseUnknownReferences(priced: PricedQuote): PricedQuote {
 }
 
 /** Why a move of a quote found nothing to move: 404, 412 for a stale If-Match, else 409 invalid_transition. */
-async function explainMiss(
+export async function explainMiss(
   db: Executor,
   scope: RequestScope,
   quoteId: string,
@@ -245,7 +246,7 @@ async function explainMiss(
 }
 
 /** Reads a quote for a write that prices it first: 404, or 412 when If-Match names another version. */
-async function readForWrite(
+export async function readForWrite(
   scope: RequestScope,
   quoteId: string,
   expected: ExpectedVersions,
@@ -419,6 +420,17 @@ const pricedParts = (request: PricedRequest, priced: PricedQuote) => ({
   violations: priced.violations,
 });
 
+/** An edit returns a quote to draft: the approval it was waiting for or had been given is void (C19). */
+function voidedApprovals(scope: RequestScope, row: QuoteRow): Pick<QuoteRow, 'approvals_json'> {
+  const history = voidStanding(
+    parseHistory(row.approvals_json),
+    row.version,
+    scope.account,
+    scope.now().toISOString(),
+  );
+  return { approvals_json: JSON.stringify(history) };
+}
+
 /** An edit: the header columns changed, the quote back to draft, priced from the configuration `requestOf` gives. */
 function editQuote(
   scope: RequestScope,
@@ -434,6 +446,7 @@ function editQuote(
       changes: {
         ...header,
         status: 'draft',
+        ...voidedApprovals(scope, row),
         ...pricedColumns(request, priced),
         search_text: searchText({ ...row, ...header }),
       },
@@ -482,16 +495,29 @@ export async function pricedTransition(
       return { changes: pricedColumns(request, priced), parts: partsPriced, events: ['quote.updated'] };
     }
     if (priced.violations.length > 0) throw invalid('quote_invalid', priced.violations);
-    // No approval policies yet (C19): a submitted quote is approved at once.
+    // Pending approval when an active approval policy matches the quote as now priced (C19), else approved.
+    const submittedAt = scope.now().toISOString();
+    const { status, history } = await submission(
+      scope.db,
+      scope.account.id,
+      {
+        ...priced,
+        currency: request.currency,
+        version: row.version,
+        history: parseHistory(row.approvals_json),
+      },
+      submittedAt,
+    );
     return {
       changes: {
         ...pricedColumns(request, priced),
-        status: 'approved',
-        submitted_at: scope.now().toISOString(),
+        status,
+        approvals_json: JSON.stringify(history),
+        submitted_at: submittedAt,
         submitted_key_id: scope.account.keyId,
       },
       parts: partsPriced,
-      events: ['quote.submitted', 'quote.approved'],
+      events: status === 'approved' ? ['quote.submitted', 'quote.approved'] : ['quote.submitted'],
     };
   });
 }

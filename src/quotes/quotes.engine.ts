@@ -18,6 +18,7 @@ export interface CatalogueBundle {
 
 export interface CatalogueOption {
   id: string;
+  /** The option's name, which a quote's document shows. */
   name: string;
   type: 'INCLUDED' | 'ADD_ON';
   minCount: number | null;

@@ -70,5 +70,9 @@ export function confirmScopeKey(scope: RequestScope): Promise<void> {
 
 /** A scope for work outside HTTP (the command line, tests, background work): no key presented it. */
 export function scopeOutsideHttp(db: Db, accountId: string, limits?: Limits): RequestScope {
-  return makeScope({ db, account: { id: accountId, keyId: 'outside-http', readOnly: false }, limits });
+  return makeScope({
+    db,
+    account: { id: accountId, keyId: 'outside-http', readOnly: false, approver: false, keyName: null },
+    limits,
+  });
 }

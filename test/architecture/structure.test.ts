@@ -33,6 +33,7 @@ const layers: readonly (readonly string[])[] = [
     'account',
     'console',
     'catalogue-files',
+    'approvals',
   ],
   ['demo', 'api-limits.ts'],
   ['app.ts', 'heap.ts'],

@@ -103,6 +103,28 @@ describeEachDatabase('the cpq command', (ctx) => {
     assert.match(listed.stdout, /\tcli-reader\tread-only\tactive\t/);
   });
 
+  test('an --approver key writes and lists as approver; --read-only with --approver is refused', async () => {
+    const created = await run('keys', 'create', '--account', 'cli-approver', '--approver', '--name', 'boss');
+    assert.equal(created.code, 0, created.stderr);
+    assert.match(created.stderr, /\(approver\)/);
+    const key = created.stdout.trim();
+    assert.match(key, keyPattern);
+    const write = await ctx.call('POST', '/v1/bundles', {
+      key,
+      body: { header: { productId: 'by-approver', properties: {} } },
+    });
+    assert.equal(write.status, 201, write.text);
+    const listed = await run('keys', 'list', '--account', 'cli-approver');
+    assert.match(listed.stdout, /\tcli-approver\tapprover\tactive\t.*\tboss\n$/);
+
+    const both = await run('keys', 'create', '--account', 'cli-approver', '--approver', '--read-only');
+    assert.equal(both.code, 2);
+    assert.equal(both.stdout, '');
+    assert.match(both.stderr, /--read-only and --approver exclude each other/);
+    const after = await run('keys', 'list', '--account', 'cli-approver');
+    assert.equal(after.stdout.trim().split('\n').length, 1, 'no key was made');
+  });
+
   test('keys list without --account lists every account', async () => {
     await run('keys', 'create', '--account', 'cli-other');
     const listed = await run('keys', 'list');
@@ -315,7 +337,7 @@ describe('the cpq command line', () => {
       [['serve', '--port', '80'], 'unknown option --port for cpq serve; set PORT in the environment instead'],
       [
         ['keys', 'create', '--account'],
-        '--account needs a value (usage: cpq keys create --account <accountId> [--name <label>] [--read-only])',
+        '--account needs a value (usage: cpq keys create --account <accountId> [--name <label>] [--read-only | --approver])',
       ],
     ] as const) {
       const result = await cpq([...args], noDatabase);

@@ -201,6 +201,23 @@ describeEachDatabase('events', (ctx) => {
       deleted: true,
     });
 
+    const policyBody = { name: 'Deep discounts', when: { lineDiscountPercentAbove: 20 } };
+    const policy = await onlyEvent(
+      call('POST', '/v1/approval-policies', policyBody),
+      201,
+      'approval_policy.created',
+    );
+    assert.deepEqual(policy, result?.body);
+    const a = `/v1/approval-policies/${policy.id}`;
+    assert.deepEqual(
+      await onlyEvent(call('PUT', a, { ...policyBody, isActive: false }), 200, 'approval_policy.updated'),
+      result?.body,
+    );
+    assert.deepEqual(await onlyEvent(call('DELETE', a), 204, 'approval_policy.deleted'), {
+      id: policy.id,
+      deleted: true,
+    });
+
     // Quotes: every write and action records its events, each with the quote as the write left it.
     const { configuration } = await pricedBundle(ctx);
     const quoteBody = { currency: 'USD', bundles: [configuration()] };
@@ -241,6 +258,36 @@ describeEachDatabase('events', (ctx) => {
       id: deleted.id,
       deleted: true,
     });
+
+    // Approvals: with a policy every quote matches, a submit waits for an approver, who rejects, then approves.
+    const everyQuote = { name: 'Every quote', when: { totalAbove: { currency: 'USD', amount: 0 } } };
+    const policyMade = await ctx.call('POST', '/v1/approval-policies', { body: everyQuote });
+    assert.equal(policyMade.status, 201, policyMade.text);
+    const approver = await ctx.newKey('acme', { approver: true, name: 'Events approver' });
+    const decide = (action: 'approve' | 'reject', id: string, body?: unknown) => async () => {
+      called.push(`POST /v1/quotes/${id}/${action}`);
+      result = await ctx.call('POST', `/v1/quotes/${id}/${action}`, { key: approver, body });
+      return result;
+    };
+    const waiting = await quoteEvent('POST', '/v1/quotes', 201, 'quote.created', quoteBody);
+    const w = `/v1/quotes/${waiting.id}`;
+    assert.equal(
+      (await quoteEvent('POST', `${w}/submit`, 200, 'quote.submitted')).status,
+      'pending_approval',
+    );
+    const rejected = await onlyEvent(
+      decide('reject', waiting.id, { comment: 'Not yet' }),
+      200,
+      'quote.rejected',
+    );
+    assert.deepEqual(rejected, result?.body);
+    assert.equal(rejected.status, 'draft');
+    await quoteEvent('POST', `${w}/submit`, 200, 'quote.submitted');
+    const approved = await onlyEvent(decide('approve', waiting.id), 200, 'quote.approved');
+    assert.deepEqual(approved, result?.body);
+    assert.equal(approved.status, 'approved');
+    const policyGone = await ctx.call('DELETE', `/v1/approval-policies/${policyMade.body.id}`);
+    assert.equal(policyGone.status, 204);
 
     // A catalogue apply records one event per bundle it made, changed or deleted.
     const applied = await onlyEvent(

@@ -33,7 +33,10 @@ export interface TestContext {
   /** A read-write key of account "acme", made for the file. */
   key: string;
   /** A new key; each account name is its own tenant. */
-  newKey(accountId: string, options?: { readOnly?: boolean }): Promise<string>;
+  newKey(
+    accountId: string,
+    options?: { readOnly?: boolean; approver?: boolean; name?: string },
+  ): Promise<string>;
   call(method: InjectOptions['method'], url: string, options?: CallOptions): Promise<CallResult>;
 }
 
@@ -78,8 +81,15 @@ async function setUp(dialect: Dialect): Promise<TestContext> {
   const config = testConfig();
   const app = await buildApp({ config, database: database.handle });
   const db = database.handle.db;
-  const newKey = async (accountId: string, options: { readOnly?: boolean } = {}) =>
-    (await createKey(db, { accountId, name: null, readOnly: options.readOnly ?? false })).plaintext;
+  const newKey: TestContext['newKey'] = async (accountId, options = {}) =>
+    (
+      await createKey(db, {
+        accountId,
+        name: options.name ?? null,
+        readOnly: options.readOnly ?? false,
+        approver: options.approver ?? false,
+      })
+    ).plaintext;
   const key = await newKey('acme');
   const call: TestContext['call'] = (method, url, options) => callApp(app, key, method, url, options);
   return { dialect, app, db, database, config, key, newKey, call };

@@ -143,7 +143,7 @@ describeEachDatabase('API keys on every /v1 route', (ctx) => {
 
 test('the keys a process remembers: past 10,000 the least recently presented goes, the most recent stays', () => {
   const known = new KnownKeys();
-  const account = { id: 'acme', keyId: 'key_1', readOnly: false };
+  const account = { id: 'acme', keyId: 'key_1', readOnly: false, approver: false, keyName: null };
   const presented = Array.from({ length: 10_001 }, (_, i) => `cpq_${String(i).padStart(43, '0')}`);
   for (const key of presented.slice(0, 10_000)) known.remember(hash('sha256', key), account);
   // The first is recalled (moved to the most recent), the last twice (already the most recent, it stays).

@@ -255,8 +255,11 @@ describeEachDatabase('ETag, If-Match and If-None-Match', (ctx) => {
     const hook = await ok('POST', '/v1/webhook-endpoints', {
       body: { url: 'https://hooks.example.com/cpq', eventTypes: ['bundle.created'] },
     });
+    const policyBody = { name: 'p', when: { lineDiscountPercentAbove: 10 } };
+    const policy = await ok('POST', '/v1/approval-policies', { body: policyBody });
     const ruleUrl = `${bundleUrl}/rules/${rule.body.id}`;
     const hookUrl = `/v1/webhook-endpoints/${hook.body.id}`;
+    const policyUrl = `/v1/approval-policies/${policy.body.id}`;
     const adjustmentUrl = `${bookUrl}/products/BASE-S/adjustment?currency=USD`;
     const variantsUrl = `${bookUrl}/products/BASE-S/product-variants`;
     // [method, url, body, the id its ETag names]
@@ -288,6 +291,8 @@ describeEachDatabase('ETag, If-Match and If-None-Match', (ctx) => {
       ['DELETE', ruleUrl, undefined, rule.body.id],
       ['PATCH', hookUrl, { description: 'd' }, hook.body.id],
       ['DELETE', hookUrl, undefined, hook.body.id],
+      ['PUT', policyUrl, policyBody, policy.body.id],
+      ['DELETE', policyUrl, undefined, policy.body.id],
     ];
     const document = (await ctx.call('GET', '/openapi.json', { key: null })).body;
     const conditional = Object.entries(document.paths as Record<string, object>).flatMap(([path, item]) =>

@@ -34,6 +34,7 @@ interface Ids {
   eventId: string;
   endpointId: string;
   quoteId: string;
+  policyId: string;
 }
 
 /** A full data set: a bundle, options, products, prices with adjustments, a variant table, a default product. */
@@ -120,6 +121,11 @@ async function dataSet(ctx: TestContext, key: string, tag: string): Promise<Ids>
     },
   });
   expectOk(quote, 'quote');
+  const policy = await ctx.call('POST', '/v1/approval-policies', {
+    key,
+    body: { name: `${tag}-SECRET-POLICY`, when: { unitPriceEdited: true } },
+  });
+  expectOk(policy, 'approval policy');
   const events = await ctx.call('GET', '/v1/events', { key, query: { limit: '1' } });
   return {
     bundleId: bundle.id,
@@ -131,6 +137,7 @@ async function dataSet(ctx: TestContext, key: string, tag: string): Promise<Ids>
     eventId: events.body.events[0].id,
     endpointId: endpoint.body.id,
     quoteId: quote.body.id,
+    policyId: policy.body.id,
   };
 }
 
@@ -196,9 +203,13 @@ describeEachDatabase('another account’s ids, on every route of /openapi.json',
   }
 
   const leaks = (result: CallResult) =>
-    ['OWNER-SECRET-PROPERTY', 'OWNER-SECRET-OPTION', 'OWNER-HEADER', 'OWNER-SECRET-HOOK'].filter((s) =>
-      result.text.includes(s),
-    );
+    [
+      'OWNER-SECRET-PROPERTY',
+      'OWNER-SECRET-OPTION',
+      'OWNER-HEADER',
+      'OWNER-SECRET-HOOK',
+      'OWNER-SECRET-POLICY',
+    ].filter((s) => result.text.includes(s));
 
   test('path ids of another account: 404 on every operation, and nothing of that account changes', async () => {
     const before = await snapshot(ctx.db, 'acme');

@@ -509,7 +509,7 @@ export interface paths {
         put?: never;
         /**
          * Submit a draft for approval
-         * @description Prices the draft again and refuses (422 quote_invalid) while it holds violations. With no approval policies in force it goes straight to approved. Events: quote.submitted, quote.approved. Takes If-Match. Lifecycle: draft -> submit -> approved (pending_approval once approval policies exist) -> finalize -> open -> accept | decline; an open quote past expiresAt reads as expired; cancel from draft, pending_approval, approved or open; revise an open, expired or declined quote into a new draft of the same number. A wrong action is 409 invalid_transition. Every action is one compare-and-set of the quote’s status with its event in the same transaction: of two racing on one quote exactly one wins, the other gets 409 (or 412 with a stale If-Match).
+         * @description Prices the draft again and refuses (422 quote_invalid) while it holds violations. When an active approval policy matches the quote as priced, it goes to pending_approval, and `approvals` gains an entry for each matching policy saying why; otherwise straight to approved. Events: quote.submitted, and quote.approved when no policy matched. Takes If-Match. Lifecycle: draft -> submit -> pending_approval (approve or reject) or approved -> finalize -> open -> accept | decline; an open quote past expiresAt reads as expired; cancel from draft, pending_approval, approved or open; revise an open, expired or declined quote into a new draft of the same number. A wrong action is 409 invalid_transition. Every action is one compare-and-set of the quote’s status with its event in the same transaction: of two racing on one quote exactly one wins, the other gets 409 (or 412 with a stale If-Match).
          */
         post: operations["submitQuote"];
         delete?: never;
@@ -529,7 +529,7 @@ export interface paths {
         put?: never;
         /**
          * Finalize an approved quote: it becomes open, and frozen
-         * @description The quote’s lines, prices, names and totals, as stored when it was last priced, never change again: a later price change, rule change or deletion of its bundle does not touch it, nor its document. expiresAt defaults to 30 days after finalizing. Earlier versions of the same number still open or declined become superseded; refused (409) when one of them was accepted. Event: quote.finalized. Takes If-Match. Lifecycle: draft -> submit -> approved (pending_approval once approval policies exist) -> finalize -> open -> accept | decline; an open quote past expiresAt reads as expired; cancel from draft, pending_approval, approved or open; revise an open, expired or declined quote into a new draft of the same number. A wrong action is 409 invalid_transition. Every action is one compare-and-set of the quote’s status with its event in the same transaction: of two racing on one quote exactly one wins, the other gets 409 (or 412 with a stale If-Match).
+         * @description The quote’s lines, prices, names and totals, as stored when it was last priced, never change again: a later price change, rule change or deletion of its bundle does not touch it, nor its document. expiresAt defaults to 30 days after finalizing. Earlier versions of the same number still open or declined become superseded; refused (409) when one of them was accepted. Event: quote.finalized. Takes If-Match. Lifecycle: draft -> submit -> pending_approval (approve or reject) or approved -> finalize -> open -> accept | decline; an open quote past expiresAt reads as expired; cancel from draft, pending_approval, approved or open; revise an open, expired or declined quote into a new draft of the same number. A wrong action is 409 invalid_transition. Every action is one compare-and-set of the quote’s status with its event in the same transaction: of two racing on one quote exactly one wins, the other gets 409 (or 412 with a stale If-Match).
          */
         post: operations["finalizeQuote"];
         delete?: never;
@@ -549,7 +549,7 @@ export interface paths {
         put?: never;
         /**
          * Record the customer’s acceptance of an open quote
-         * @description Event: quote.accepted. Takes If-Match. Lifecycle: draft -> submit -> approved (pending_approval once approval policies exist) -> finalize -> open -> accept | decline; an open quote past expiresAt reads as expired; cancel from draft, pending_approval, approved or open; revise an open, expired or declined quote into a new draft of the same number. A wrong action is 409 invalid_transition. Every action is one compare-and-set of the quote’s status with its event in the same transaction: of two racing on one quote exactly one wins, the other gets 409 (or 412 with a stale If-Match).
+         * @description Event: quote.accepted. Takes If-Match. Lifecycle: draft -> submit -> pending_approval (approve or reject) or approved -> finalize -> open -> accept | decline; an open quote past expiresAt reads as expired; cancel from draft, pending_approval, approved or open; revise an open, expired or declined quote into a new draft of the same number. A wrong action is 409 invalid_transition. Every action is one compare-and-set of the quote’s status with its event in the same transaction: of two racing on one quote exactly one wins, the other gets 409 (or 412 with a stale If-Match).
          */
         post: operations["acceptQuote"];
         delete?: never;
@@ -569,7 +569,7 @@ export interface paths {
         put?: never;
         /**
          * Record that the customer declined an open quote
-         * @description Event: quote.declined. Takes If-Match. Lifecycle: draft -> submit -> approved (pending_approval once approval policies exist) -> finalize -> open -> accept | decline; an open quote past expiresAt reads as expired; cancel from draft, pending_approval, approved or open; revise an open, expired or declined quote into a new draft of the same number. A wrong action is 409 invalid_transition. Every action is one compare-and-set of the quote’s status with its event in the same transaction: of two racing on one quote exactly one wins, the other gets 409 (or 412 with a stale If-Match).
+         * @description Event: quote.declined. Takes If-Match. Lifecycle: draft -> submit -> pending_approval (approve or reject) or approved -> finalize -> open -> accept | decline; an open quote past expiresAt reads as expired; cancel from draft, pending_approval, approved or open; revise an open, expired or declined quote into a new draft of the same number. A wrong action is 409 invalid_transition. Every action is one compare-and-set of the quote’s status with its event in the same transaction: of two racing on one quote exactly one wins, the other gets 409 (or 412 with a stale If-Match).
          */
         post: operations["declineQuote"];
         delete?: never;
@@ -589,7 +589,7 @@ export interface paths {
         put?: never;
         /**
          * Cancel a quote that is not yet accepted or declined
-         * @description From draft, pending_approval, approved or open (expired included). Event: quote.canceled. Takes If-Match. Lifecycle: draft -> submit -> approved (pending_approval once approval policies exist) -> finalize -> open -> accept | decline; an open quote past expiresAt reads as expired; cancel from draft, pending_approval, approved or open; revise an open, expired or declined quote into a new draft of the same number. A wrong action is 409 invalid_transition. Every action is one compare-and-set of the quote’s status with its event in the same transaction: of two racing on one quote exactly one wins, the other gets 409 (or 412 with a stale If-Match).
+         * @description From draft, pending_approval, approved or open (expired included). Event: quote.canceled. Takes If-Match. Lifecycle: draft -> submit -> pending_approval (approve or reject) or approved -> finalize -> open -> accept | decline; an open quote past expiresAt reads as expired; cancel from draft, pending_approval, approved or open; revise an open, expired or declined quote into a new draft of the same number. A wrong action is 409 invalid_transition. Every action is one compare-and-set of the quote’s status with its event in the same transaction: of two racing on one quote exactly one wins, the other gets 409 (or 412 with a stale If-Match).
          */
         post: operations["cancelQuote"];
         delete?: never;
@@ -609,7 +609,7 @@ export interface paths {
         put?: never;
         /**
          * Start the next version of an open, expired or declined quote
-         * @description Answers 201 with a new draft of the same number, version + 1, holding the same configuration priced afresh; the quote revised becomes superseded when the new one is finalized. Refused (409) while a later version of the number is live. Event: quote.revised. Takes If-Match. Lifecycle: draft -> submit -> approved (pending_approval once approval policies exist) -> finalize -> open -> accept | decline; an open quote past expiresAt reads as expired; cancel from draft, pending_approval, approved or open; revise an open, expired or declined quote into a new draft of the same number. A wrong action is 409 invalid_transition. Every action is one compare-and-set of the quote’s status with its event in the same transaction: of two racing on one quote exactly one wins, the other gets 409 (or 412 with a stale If-Match).
+         * @description Answers 201 with a new draft of the same number, version + 1, holding the same configuration priced afresh; the quote revised becomes superseded when the new one is finalized. Refused (409) while a later version of the number is live. Event: quote.revised. Takes If-Match. Lifecycle: draft -> submit -> pending_approval (approve or reject) or approved -> finalize -> open -> accept | decline; an open quote past expiresAt reads as expired; cancel from draft, pending_approval, approved or open; revise an open, expired or declined quote into a new draft of the same number. A wrong action is 409 invalid_transition. Every action is one compare-and-set of the quote’s status with its event in the same transaction: of two racing on one quote exactly one wins, the other gets 409 (or 412 with a stale If-Match).
          */
         post: operations["reviseQuote"];
         delete?: never;
@@ -629,7 +629,7 @@ export interface paths {
         put?: never;
         /**
          * Price a draft again from the catalogue as it is now
-         * @description Its configuration is kept; lines, totals and violations are worked out again. Event: quote.updated. Takes If-Match. Lifecycle: draft -> submit -> approved (pending_approval once approval policies exist) -> finalize -> open -> accept | decline; an open quote past expiresAt reads as expired; cancel from draft, pending_approval, approved or open; revise an open, expired or declined quote into a new draft of the same number. A wrong action is 409 invalid_transition. Every action is one compare-and-set of the quote’s status with its event in the same transaction: of two racing on one quote exactly one wins, the other gets 409 (or 412 with a stale If-Match).
+         * @description Its configuration is kept; lines, totals and violations are worked out again. Event: quote.updated. Takes If-Match. Lifecycle: draft -> submit -> pending_approval (approve or reject) or approved -> finalize -> open -> accept | decline; an open quote past expiresAt reads as expired; cancel from draft, pending_approval, approved or open; revise an open, expired or declined quote into a new draft of the same number. A wrong action is 409 invalid_transition. Every action is one compare-and-set of the quote’s status with its event in the same transaction: of two racing on one quote exactly one wins, the other gets 409 (or 412 with a stale If-Match).
          */
         post: operations["repriceQuote"];
         delete?: never;
@@ -910,7 +910,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Describe the key making the request: its id, its account, and whether it is read-only
+         * Describe the key making the request: its id, its account, and whether it is read-only or an approver
          * @description Open to every valid key. A client (the console) reads `readOnly` to offer no edit a key may not make. The key itself is never echoed: keys are shown only once, by `cpq keys create`.
          */
         get: operations["getCurrentKey"];
@@ -956,6 +956,98 @@ export interface paths {
          * @description Answers the plan: per record (bundle, option, product, rule) created, changed (with the changed fields before and after) or deleted. Without dryRun the plan is applied in one transaction, all or nothing, holding the lock of every bundle it touches as other writes do; one event per bundle created, changed (bundle.updated) or deleted is recorded in it. Applying the same file again changes nothing (an empty plan). Records the account has and the file does not are kept unless prune=true. A read-only key gets 403, dry run included. The body may be up to CATALOGUE_BODY_LIMIT bytes (64 MiB by default). A file that breaks the schema answers 400, one that breaks a rule across records (a duplicate key, a rule naming an option the bundle lacks, a default product not in its option) 422, each listing every problem with a JSON pointer into the file; nothing is written. 409: another apply created a bundle of the same key at the same time; nothing was written.
          */
         post: operations["applyCatalogue"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/approval-policies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the account's approval policies
+         * @description Every policy of the account, active or not, ordered by id.
+         */
+        get: operations["listApprovalPolicies"];
+        put?: never;
+        /**
+         * Create an approval policy
+         * @description Submitting a quote that an active policy matches (any of its conditions holds) sends it to pending_approval. An account has at most 100 policies (422 rule_violation).
+         */
+        post: operations["createApprovalPolicy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/approval-policies/{policyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an approval policy
+         * @description The policy with its ETag, for a later If-Match; another account’s id answers 404.
+         */
+        get: operations["getApprovalPolicy"];
+        /**
+         * Replace an approval policy as a whole
+         * @description Quotes already submitted keep the decisions they were given; the next submit reads the new policy.
+         */
+        put: operations["replaceApprovalPolicy"];
+        post?: never;
+        /**
+         * Delete an approval policy
+         * @description The approval history of quotes keeps naming it by id.
+         */
+        delete: operations["deleteApprovalPolicy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/quotes/{quoteId}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a quote pending approval
+         * @description Every pending entry of `approvals` becomes approved, naming the key, and the quote approved, ready to finalize. Event: quote.approved. Only an approver key (cpq keys create --approver) other than the key that submitted the quote may decide: any other key gets 403 forbidden, read-only keys included. The quote must be pending_approval (else 409 invalid_transition), and still the version read: a decision racing an edit, a cancel or another approver loses with 409 (412 when If-Match names a version no longer current). Send If-Match with the ETag of the quote as reviewed, so that only that version can be decided.
+         */
+        post: operations["approveQuote"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/quotes/{quoteId}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject a quote pending approval, back to draft
+         * @description Every pending entry of `approvals` becomes rejected, naming the key and the comment, and the quote returns to draft for the rep to change and submit again. Event: quote.rejected. Only an approver key (cpq keys create --approver) other than the key that submitted the quote may decide: any other key gets 403 forbidden, read-only keys included. The quote must be pending_approval (else 409 invalid_transition), and still the version read: a decision racing an edit, a cancel or another approver loses with 409 (412 when If-Match names a version no longer current). Send If-Match with the ETag of the quote as reviewed, so that only that version can be decided.
+         */
+        post: operations["rejectQuote"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1009,6 +1101,8 @@ export interface components {
             accountId: string;
             /** @description True for a read-only key: every operation whose security names readWrite answers 403 */
             readOnly: boolean;
+            /** @description True for an approver key (cpq keys create --approver): it may approve and reject quotes */
+            approver: boolean;
         };
         /** OverrideAdjustment */
         OverrideAdjustment: {
@@ -1657,6 +1751,56 @@ export interface components {
             /** @description The sum of the line totals */
             total: number;
         };
+        /** @description A policy matches a quote when any of its conditions holds. At least one condition is required (else 422 rule_violation at /when). */
+        ApprovalPolicyConditions: {
+            /** @description Holds when some line's discountPercent is strictly greater than this percent (0 to below 100, at most 2 decimal places): at the threshold itself the policy does not match */
+            lineDiscountPercentAbove?: number;
+            /** @description Holds when the discount of the whole quote, (listTotal - total) / listTotal x 100, is strictly greater than this percent (0 to below 100, at most 2 decimal places): at the threshold itself the policy does not match */
+            quoteDiscountPercentAbove?: number;
+            /** @description Holds for a quote in this currency whose total is above the amount; never in another */
+            totalAbove?: {
+                currency: components["schemas"]["Currency"];
+                /** @description Holds when the quote total is strictly greater than this (at most 6 decimal places) */
+                amount: number;
+            };
+            /** @description true: holds when a line carries a unit price the rep set (C11); false or absent: no condition */
+            unitPriceEdited?: boolean;
+        };
+        ApprovalPolicy: {
+            /** @description Approval policy id */
+            id: string;
+            accountId: string;
+            name: string;
+            /** @description An inactive policy is kept but never matches */
+            isActive: boolean;
+            when: components["schemas"]["ApprovalPolicyConditions"];
+            /**
+             * Format: date-time
+             * @description When the record was created (RFC 3339, UTC)
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the record last changed (RFC 3339, UTC); equal to createdAt until then
+             */
+            updatedAt: string;
+        };
+        /** @description A PUT replaces the whole policy: isActive left out becomes true. */
+        ApprovalPolicyBody: {
+            name: string;
+            /** @description Defaults to true */
+            isActive?: boolean;
+            when: components["schemas"]["ApprovalPolicyConditions"];
+        };
+        ApprovalPolicyList: {
+            /** @description Every policy of the account, oldest first */
+            approvalPolicies: components["schemas"]["ApprovalPolicy"][];
+        };
+        /** @description An approve or reject decision; the body may be left out */
+        QuoteDecisionBody: {
+            /** @description Why, for the rep and the history: the comment of each entry decided */
+            comment?: string | null;
+        };
         /** @description { optionId }: some product of the option is chosen; { optionId, productId }: that product is chosen in it */
         RuleSelector: {
             /** @description An option of the bundle */
@@ -2148,7 +2292,7 @@ export interface components {
          * @description What happened
          * @enum {string}
          */
-        EventType: "bundle.created" | "bundle.updated" | "bundle.deleted" | "bundle.cloned" | "option.created" | "option.updated" | "option.deleted" | "option.cloned" | "option_products.changed" | "price_book.created" | "price_book.updated" | "price_book.deleted" | "prices.changed" | "adjustment.changed" | "product_variants.changed" | "rule.created" | "rule.updated" | "rule.deleted" | "webhook_endpoint.disabled" | "quote.created" | "quote.updated" | "quote.deleted" | "quote.submitted" | "quote.approved" | "quote.rejected" | "quote.finalized" | "quote.accepted" | "quote.declined" | "quote.expired" | "quote.canceled" | "quote.revised";
+        EventType: "bundle.created" | "bundle.updated" | "bundle.deleted" | "bundle.cloned" | "option.created" | "option.updated" | "option.deleted" | "option.cloned" | "option_products.changed" | "price_book.created" | "price_book.updated" | "price_book.deleted" | "prices.changed" | "adjustment.changed" | "product_variants.changed" | "rule.created" | "rule.updated" | "rule.deleted" | "webhook_endpoint.disabled" | "quote.created" | "quote.updated" | "quote.deleted" | "quote.submitted" | "quote.approved" | "quote.rejected" | "quote.finalized" | "quote.accepted" | "quote.declined" | "quote.expired" | "quote.canceled" | "quote.revised" | "approval_policy.created" | "approval_policy.updated" | "approval_policy.deleted";
         /** @description Something that happened to a resource of the account */
         Event: {
             /** @description Event id; ids ascend in the order the writes committed */
@@ -2170,102 +2314,6 @@ export interface components {
             events: components["schemas"]["Event"][];
             /** @description Pass as `after` for the next page; present only when more exist */
             nextKey?: string;
-        };
-        /** @description Options and products the bundle does not have are 422 unknown_reference at their pointer; a product selected twice is 422 rule_violation. */
-        ConfigureRequest: {
-            currency?: components["schemas"]["Currency"];
-            /**
-             * Format: date-time
-             * @description The instant the quote is priced at; default: now
-             */
-            at?: string;
-            /** @description How many of the configured bundle, for the quote */
-            quantity?: number;
-            /** @description The products chosen so far; each at most once */
-            selections: {
-                /** @description An option of the bundle */
-                optionId: string;
-                /** @description The product id of the external CRM catalogue, stored as given */
-                productId: string;
-                /** @description For the quote; default: the product’s minQuantity, at least 1 */
-                quantity?: number;
-            }[];
-            /** @description Products the configuration must leave out */
-            rejections?: {
-                /** @description An option of the bundle */
-                optionId: string;
-                /** @description The product id of the external CRM catalogue, stored as given */
-                productId: string;
-            }[];
-        };
-        /** @description A rule or option count that settles a state */
-        ConfigureReason: {
-            /** @description The rule (rul_...), or "option" when the option’s own counts are the cause */
-            ruleId: string;
-            optionId: string | null;
-            /** @description In words for a sales rep, naming options and products by name and product id: the rule’s message (else its name) and what it says, e.g. `Large needs warranty: "Large base" (BASE-L) in "Base" requires "Warranty" (EXTRA-WARRANTY) in "Extras"`, or the counts the option allows, e.g. `"Base" must have 1 product` */
-            message: string;
-        };
-        /** @description One way to a request some valid configuration extends */
-        ConfigureRepair: {
-            /** @description Selections to take out of `selections` */
-            remove: {
-                optionId: string;
-                /** @description The product id of the external CRM catalogue, stored as given */
-                productId: string;
-            }[];
-            /** @description Rejections to take out of `rejections` */
-            unreject: {
-                optionId: string;
-                /** @description The product id of the external CRM catalogue, stored as given */
-                productId: string;
-            }[];
-        };
-        ConfigureAnswer: {
-            /** @description At least one valid configuration extends the selections and avoids the rejections */
-            valid: boolean;
-            /** @description The selections by themselves are a valid configuration */
-            complete: boolean;
-            /** @description Every option of the bundle with every product, in display order */
-            options: {
-                optionId: string;
-                type: "INCLUDED" | "ADD_ON";
-                minCount: number | null;
-                maxCount: number | null;
-                products: {
-                    /** @description The product id of the external CRM catalogue, stored as given */
-                    productId: string;
-                    /** @description selected: in the selections. required: in every valid configuration that extends the selections and avoids the rejections. excluded: in none of them (every product not selected, when there are none). available: in some but not all. Exact for every input. */
-                    state: "selected" | "required" | "excluded" | "available";
-                    /** @description For required and excluded: the rules and option counts a proof of the state uses (a product rejected in the request has none: the rejection is its reason); empty otherwise */
-                    reasons: components["schemas"]["ConfigureReason"][];
-                    /** @description With currency: the unit price a quote gives the product (as POST /v1/quotes/price would), at its quantity in the selections, else its minQuantity (at least 1), times the request’s quantity; null where it has no usable price. Absent without currency. */
-                    unitPrice?: number | null;
-                }[];
-            }[];
-            /** @description When not valid: the rules and option counts that together leave no valid configuration, the rules first */
-            violations: {
-                code: "rule_violated" | "option_count";
-                /** @description The rule (rul_...), or "option" when the option’s own counts are the cause */
-                ruleId: string;
-                optionId: string | null;
-                /** @description In words for a sales rep, naming options and products by name and product id: the rule’s message (else its name) and what it says, e.g. `Large needs warranty: "Large base" (BASE-L) in "Base" requires "Warranty" (EXTRA-WARRANTY) in "Extras"`, or the counts the option allows, e.g. `"Base" must have 1 product` */
-                message: string;
-            }[];
-            /** @description When not valid: up to 3 smallest sets of the request’s own choices whose removal leaves a request that some valid configuration extends, smallest first; each minimal (no smaller part of it would do). Empty when valid, and when even no choices at all would do (the bundle has no valid configuration). */
-            repairs: components["schemas"]["ConfigureRepair"][];
-            completion: {
-                selections: {
-                    optionId: string;
-                    /** @description The product id of the external CRM catalogue, stored as given */
-                    productId: string;
-                    quantity: number;
-                }[];
-            } | null;
-            /** @description With currency: the quote of the completion (the selections, when complete); null otherwise */
-            quote: components["schemas"]["Quote"] | null;
-            /** @description With currency, when the completion cannot be priced (quote null): the quote’s violations, pointing into the request POST /v1/quotes/price would take for it (one bundle, its options in display order) */
-            quoteProblems: components["schemas"]["ProblemItem"][];
         };
         /**
          * @description draft -> submit -> pending_approval or approved -> finalize -> open -> accept | decline; an open quote past expiresAt reads as expired; cancel from any state before accepted; superseded when a revision of the same number is finalized
@@ -2372,14 +2420,30 @@ export interface components {
             /** @description The discount asked for the line; 0 when none */
             discountPercent: number;
         };
+        /** @description One approval policy’s part in one submission of the quote (C19) */
         QuoteApproval: {
-            policyId: string | null;
+            /** @description The approval policy that matched (apl_...); kept after the policy changes or goes */
+            policyId: string;
+            /** @description Each condition of the policy that held, for a person to read */
             reason: string;
-            decision: string | null;
+            /**
+             * @description pending: waiting for an approver; approved, rejected: an approver decided; voided: the quote was edited while pending or approved, so the decision no longer stands
+             * @enum {unknown}
+             */
+            decision: "pending" | "approved" | "rejected" | "voided";
+            /** @description The key that gave the decision (for voided, the key that edited); null while pending */
             keyId: string | null;
+            /** @description That key’s name, if it has one */
             keyName: string | null;
+            /** @description The approver’s comment, if any */
             comment: string | null;
-            at: string | null;
+            /**
+             * Format: date-time
+             * @description When the entry got its decision; while pending, when the quote was submitted
+             */
+            at: string;
+            /** @description The version of the quote number that was submitted */
+            quoteVersion: number;
         };
         SavedQuote: {
             /** @description Quote id */
@@ -2414,7 +2478,7 @@ export interface components {
             total: number;
             /** @description What stands in the way of finalizing (C11/C14 violations, each with a pointer into `bundles` as PUT sends them); always empty once submitted */
             violations: components["schemas"]["ProblemItem"][];
-            /** @description Approval decisions; none while approvals are not required */
+            /** @description Approval history of the quote number, oldest first, kept across its revisions: an entry for each active approval policy that matched each submission (docs/approvals.md) */
             approvals: components["schemas"]["QuoteApproval"][];
             /**
              * Format: date-time
@@ -2455,6 +2519,102 @@ export interface components {
          * @description A PDF made with pdfkit, DejaVu Sans embedded
          */
         QuoteDocumentPdf: string;
+        /** @description Options and products the bundle does not have are 422 unknown_reference at their pointer; a product selected twice is 422 rule_violation. */
+        ConfigureRequest: {
+            currency?: components["schemas"]["Currency"];
+            /**
+             * Format: date-time
+             * @description The instant the quote is priced at; default: now
+             */
+            at?: string;
+            /** @description How many of the configured bundle, for the quote */
+            quantity?: number;
+            /** @description The products chosen so far; each at most once */
+            selections: {
+                /** @description An option of the bundle */
+                optionId: string;
+                /** @description The product id of the external CRM catalogue, stored as given */
+                productId: string;
+                /** @description For the quote; default: the product’s minQuantity, at least 1 */
+                quantity?: number;
+            }[];
+            /** @description Products the configuration must leave out */
+            rejections?: {
+                /** @description An option of the bundle */
+                optionId: string;
+                /** @description The product id of the external CRM catalogue, stored as given */
+                productId: string;
+            }[];
+        };
+        /** @description A rule or option count that settles a state */
+        ConfigureReason: {
+            /** @description The rule (rul_...), or "option" when the option’s own counts are the cause */
+            ruleId: string;
+            optionId: string | null;
+            /** @description In words for a sales rep, naming options and products by name and product id: the rule’s message (else its name) and what it says, e.g. `Large needs warranty: "Large base" (BASE-L) in "Base" requires "Warranty" (EXTRA-WARRANTY) in "Extras"`, or the counts the option allows, e.g. `"Base" must have 1 product` */
+            message: string;
+        };
+        /** @description One way to a request some valid configuration extends */
+        ConfigureRepair: {
+            /** @description Selections to take out of `selections` */
+            remove: {
+                optionId: string;
+                /** @description The product id of the external CRM catalogue, stored as given */
+                productId: string;
+            }[];
+            /** @description Rejections to take out of `rejections` */
+            unreject: {
+                optionId: string;
+                /** @description The product id of the external CRM catalogue, stored as given */
+                productId: string;
+            }[];
+        };
+        ConfigureAnswer: {
+            /** @description At least one valid configuration extends the selections and avoids the rejections */
+            valid: boolean;
+            /** @description The selections by themselves are a valid configuration */
+            complete: boolean;
+            /** @description Every option of the bundle with every product, in display order */
+            options: {
+                optionId: string;
+                type: "INCLUDED" | "ADD_ON";
+                minCount: number | null;
+                maxCount: number | null;
+                products: {
+                    /** @description The product id of the external CRM catalogue, stored as given */
+                    productId: string;
+                    /** @description selected: in the selections. required: in every valid configuration that extends the selections and avoids the rejections. excluded: in none of them (every product not selected, when there are none). available: in some but not all. Exact for every input. */
+                    state: "selected" | "required" | "excluded" | "available";
+                    /** @description For required and excluded: the rules and option counts a proof of the state uses (a product rejected in the request has none: the rejection is its reason); empty otherwise */
+                    reasons: components["schemas"]["ConfigureReason"][];
+                    /** @description With currency: the unit price a quote gives the product (as POST /v1/quotes/price would), at its quantity in the selections, else its minQuantity (at least 1), times the request’s quantity; null where it has no usable price. Absent without currency. */
+                    unitPrice?: number | null;
+                }[];
+            }[];
+            /** @description When not valid: the rules and option counts that together leave no valid configuration, the rules first */
+            violations: {
+                code: "rule_violated" | "option_count";
+                /** @description The rule (rul_...), or "option" when the option’s own counts are the cause */
+                ruleId: string;
+                optionId: string | null;
+                /** @description In words for a sales rep, naming options and products by name and product id: the rule’s message (else its name) and what it says, e.g. `Large needs warranty: "Large base" (BASE-L) in "Base" requires "Warranty" (EXTRA-WARRANTY) in "Extras"`, or the counts the option allows, e.g. `"Base" must have 1 product` */
+                message: string;
+            }[];
+            /** @description When not valid: up to 3 smallest sets of the request’s own choices whose removal leaves a request that some valid configuration extends, smallest first; each minimal (no smaller part of it would do). Empty when valid, and when even no choices at all would do (the bundle has no valid configuration). */
+            repairs: components["schemas"]["ConfigureRepair"][];
+            completion: {
+                selections: {
+                    optionId: string;
+                    /** @description The product id of the external CRM catalogue, stored as given */
+                    productId: string;
+                    quantity: number;
+                }[];
+            } | null;
+            /** @description With currency: the quote of the completion (the selections, when complete); null otherwise */
+            quote: components["schemas"]["Quote"] | null;
+            /** @description With currency, when the completion cannot be priced (quote null): the quote’s violations, pointing into the request POST /v1/quotes/price would take for it (one bundle, its options in display order) */
+            quoteProblems: components["schemas"]["ProblemItem"][];
+        };
         WebhookEndpoint: {
             /** @description Webhook endpoint id */
             id: string;
@@ -2510,7 +2670,7 @@ export interface components {
              */
             url: string;
             /** @description The event types sent to the endpoint, or ["*"] for every type (`*` only alone, else 422) */
-            eventTypes: ("*" | "bundle.created" | "bundle.updated" | "bundle.deleted" | "bundle.cloned" | "option.created" | "option.updated" | "option.deleted" | "option.cloned" | "option_products.changed" | "price_book.created" | "price_book.updated" | "price_book.deleted" | "prices.changed" | "adjustment.changed" | "product_variants.changed" | "rule.created" | "rule.updated" | "rule.deleted" | "webhook_endpoint.disabled" | "quote.created" | "quote.updated" | "quote.deleted" | "quote.submitted" | "quote.approved" | "quote.rejected" | "quote.finalized" | "quote.accepted" | "quote.declined" | "quote.expired" | "quote.canceled" | "quote.revised")[];
+            eventTypes: ("*" | "bundle.created" | "bundle.updated" | "bundle.deleted" | "bundle.cloned" | "option.created" | "option.updated" | "option.deleted" | "option.cloned" | "option_products.changed" | "price_book.created" | "price_book.updated" | "price_book.deleted" | "prices.changed" | "adjustment.changed" | "product_variants.changed" | "rule.created" | "rule.updated" | "rule.deleted" | "webhook_endpoint.disabled" | "quote.created" | "quote.updated" | "quote.deleted" | "quote.submitted" | "quote.approved" | "quote.rejected" | "quote.finalized" | "quote.accepted" | "quote.declined" | "quote.expired" | "quote.canceled" | "quote.revised" | "approval_policy.created" | "approval_policy.updated" | "approval_policy.deleted")[];
             description?: string | null;
         };
         /** @description Fields left out keep their value */
@@ -2521,7 +2681,7 @@ export interface components {
              */
             url?: string;
             /** @description The event types sent to the endpoint, or ["*"] for every type (`*` only alone, else 422) */
-            eventTypes?: ("*" | "bundle.created" | "bundle.updated" | "bundle.deleted" | "bundle.cloned" | "option.created" | "option.updated" | "option.deleted" | "option.cloned" | "option_products.changed" | "price_book.created" | "price_book.updated" | "price_book.deleted" | "prices.changed" | "adjustment.changed" | "product_variants.changed" | "rule.created" | "rule.updated" | "rule.deleted" | "webhook_endpoint.disabled" | "quote.created" | "quote.updated" | "quote.deleted" | "quote.submitted" | "quote.approved" | "quote.rejected" | "quote.finalized" | "quote.accepted" | "quote.declined" | "quote.expired" | "quote.canceled" | "quote.revised")[];
+            eventTypes?: ("*" | "bundle.created" | "bundle.updated" | "bundle.deleted" | "bundle.cloned" | "option.created" | "option.updated" | "option.deleted" | "option.cloned" | "option_products.changed" | "price_book.created" | "price_book.updated" | "price_book.deleted" | "prices.changed" | "adjustment.changed" | "product_variants.changed" | "rule.created" | "rule.updated" | "rule.deleted" | "webhook_endpoint.disabled" | "quote.created" | "quote.updated" | "quote.deleted" | "quote.submitted" | "quote.approved" | "quote.rejected" | "quote.finalized" | "quote.accepted" | "quote.declined" | "quote.expired" | "quote.canceled" | "quote.revised" | "approval_policy.created" | "approval_policy.updated" | "approval_policy.deleted")[];
             /** @description false disables the endpoint; true enables it again, clears failingSince, and sends the events recorded from then on (none of those recorded while it was disabled) */
             isEnabled?: boolean;
             description?: string | null;
@@ -13169,6 +13329,1132 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key is over its rate limit (rate_limited): retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A fault of the service (internal_error); the log has its cause under the request id */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached or cannot store, or the service is shutting down (service_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listApprovalPolicies: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag of a copy already held: when it is still current, the answer is 304 with no body */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account's approval policies */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalPolicyList"];
+                };
+            };
+            /** @description Not modified: If-None-Match names the current ETag */
+            304: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is not valid: it breaks the schema (validation_failed, with a pointer to each problem), its body is not JSON (malformed_json) or it cannot be read (bad_request) */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, an unknown key or a revoked key (unauthorized) */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A read-only key on a write (forbidden) */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in the account of the key (not_found) */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is over BODY_LIMIT bytes (payload_too_large) */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (unsupported_media_type) */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key is over its rate limit (rate_limited): retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A fault of the service (internal_error); the log has its cause under the request id */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached or cannot store, or the service is shutting down (service_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createApprovalPolicy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: 1-255 printable ASCII characters (a UUID fits), unique per account. For 24 hours a repeat with the same URL and JSON body gets the first status, body and Location again, with `idempotent-replayed: true`, and does nothing; the same key with another request answers 409 idempotency_key_reused, and while the first is still running 409 idempotency_key_in_flight. Answers of 500 and above are not kept, so a retry runs again; nor are requests refused before they run (400 schema, 401, 403, 413, 415, 429). */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApprovalPolicyBody"];
+            };
+        };
+        responses: {
+            /** @description The policy created */
+            201: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    ETag: components["headers"]["ETag"];
+                    Location: components["headers"]["Location"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalPolicy"];
+                };
+            };
+            /** @description The request is not valid: it breaks the schema (validation_failed, with a pointer to each problem), its body is not JSON (malformed_json) or it cannot be read (bad_request) */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, an unknown key or a revoked key (unauthorized) */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A read-only key on a write (forbidden) */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in the account of the key (not_found) */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request collides with existing data (conflict); or its Idempotency-Key was used with another request (idempotency_key_reused), or the first request with it is still running (idempotency_key_in_flight, with Retry-After) */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is over BODY_LIMIT bytes (payload_too_large) */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (unsupported_media_type) */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
+            422: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key is over its rate limit (rate_limited): retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A fault of the service (internal_error); the log has its cause under the request id */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached or cannot store, or the service is shutting down (service_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getApprovalPolicy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag of a copy already held: when it is still current, the answer is 304 with no body */
+                "if-none-match"?: string;
+            };
+            path: {
+                /** @description Approval policy id */
+                policyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The policy */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalPolicy"];
+                };
+            };
+            /** @description Not modified: If-None-Match names the current ETag */
+            304: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is not valid: it breaks the schema (validation_failed, with a pointer to each problem), its body is not JSON (malformed_json) or it cannot be read (bad_request) */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, an unknown key or a revoked key (unauthorized) */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A read-only key on a write (forbidden) */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in the account of the key (not_found) */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is over BODY_LIMIT bytes (payload_too_large) */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (unsupported_media_type) */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key is over its rate limit (rate_limited): retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A fault of the service (internal_error); the log has its cause under the request id */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached or cannot store, or the service is shutting down (service_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    replaceApprovalPolicy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optimistic concurrency: the ETag of the resource as last read (or a list of them, or *). When it names no current version, the request changes nothing and answers 412 precondition_failed. */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description Approval policy id */
+                policyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApprovalPolicyBody"];
+            };
+        };
+        responses: {
+            /** @description The policy as replaced */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalPolicy"];
+                };
+            };
+            /** @description The request is not valid: it breaks the schema (validation_failed, with a pointer to each problem), its body is not JSON (malformed_json) or it cannot be read (bad_request) */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, an unknown key or a revoked key (unauthorized) */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A read-only key on a write (forbidden) */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in the account of the key (not_found) */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description If-Match names no current version of the resource */
+            412: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is over BODY_LIMIT bytes (payload_too_large) */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (unsupported_media_type) */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed, but a rule across fields or records rejects it (rule_violation), or it names records the account does not have (unknown_reference), or names a webhook destination that is not allowed (destination_not_allowed); every violation is listed */
+            422: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key is over its rate limit (rate_limited): retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A fault of the service (internal_error); the log has its cause under the request id */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached or cannot store, or the service is shutting down (service_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteApprovalPolicy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optimistic concurrency: the ETag of the resource as last read (or a list of them, or *). When it names no current version, the request changes nothing and answers 412 precondition_failed. */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description Approval policy id */
+                policyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted; no body */
+            204: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is not valid: it breaks the schema (validation_failed, with a pointer to each problem), its body is not JSON (malformed_json) or it cannot be read (bad_request) */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, an unknown key or a revoked key (unauthorized) */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A read-only key on a write (forbidden) */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in the account of the key (not_found) */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description If-Match names no current version of the resource */
+            412: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is over BODY_LIMIT bytes (payload_too_large) */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (unsupported_media_type) */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key is over its rate limit (rate_limited): retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A fault of the service (internal_error); the log has its cause under the request id */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached or cannot store, or the service is shutting down (service_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    approveQuote: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: 1-255 printable ASCII characters (a UUID fits), unique per account. For 24 hours a repeat with the same URL and JSON body gets the first status, body and Location again, with `idempotent-replayed: true`, and does nothing; the same key with another request answers 409 idempotency_key_reused, and while the first is still running 409 idempotency_key_in_flight. Answers of 500 and above are not kept, so a retry runs again; nor are requests refused before they run (400 schema, 401, 403, 413, 415, 429). */
+                "idempotency-key"?: string;
+                /** @description Optimistic concurrency: the ETag of the resource as last read (or a list of them, or *). When it names no current version, the request changes nothing and answers 412 precondition_failed. */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description Quote id */
+                quoteId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["QuoteDecisionBody"];
+            };
+        };
+        responses: {
+            /** @description The quote after the decision */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SavedQuote"];
+                };
+            };
+            /** @description The request is not valid: it breaks the schema (validation_failed, with a pointer to each problem), its body is not JSON (malformed_json) or it cannot be read (bad_request) */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, an unknown key or a revoked key (unauthorized) */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description forbidden: not an approver key, or the key that submitted the quote */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in the account of the key (not_found) */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description invalid_transition: the quote is not pending approval; conflict: it changed since it was read */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description If-Match names no current version of the resource */
+            412: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is over BODY_LIMIT bytes (payload_too_large) */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (unsupported_media_type) */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key is over its rate limit (rate_limited): retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A fault of the service (internal_error); the log has its cause under the request id */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached or cannot store, or the service is shutting down (service_unavailable): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rejectQuote: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: 1-255 printable ASCII characters (a UUID fits), unique per account. For 24 hours a repeat with the same URL and JSON body gets the first status, body and Location again, with `idempotent-replayed: true`, and does nothing; the same key with another request answers 409 idempotency_key_reused, and while the first is still running 409 idempotency_key_in_flight. Answers of 500 and above are not kept, so a retry runs again; nor are requests refused before they run (400 schema, 401, 403, 413, 415, 429). */
+                "idempotency-key"?: string;
+                /** @description Optimistic concurrency: the ETag of the resource as last read (or a list of them, or *). When it names no current version, the request changes nothing and answers 412 precondition_failed. */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description Quote id */
+                quoteId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["QuoteDecisionBody"];
+            };
+        };
+        responses: {
+            /** @description The quote after the decision */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SavedQuote"];
+                };
+            };
+            /** @description The request is not valid: it breaks the schema (validation_failed, with a pointer to each problem), its body is not JSON (malformed_json) or it cannot be read (bad_request) */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, an unknown key or a revoked key (unauthorized) */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description forbidden: not an approver key, or the key that submitted the quote */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in the account of the key (not_found) */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description invalid_transition: the quote is not pending approval; conflict: it changed since it was read */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description If-Match names no current version of the resource */
+            412: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is over BODY_LIMIT bytes (payload_too_large) */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json (unsupported_media_type) */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {

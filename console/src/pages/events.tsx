@@ -41,6 +41,9 @@ const listedTypes: Record<EventType, true> = {
   'quote.expired': true,
   'quote.canceled': true,
   'quote.revised': true,
+  'approval_policy.created': true,
+  'approval_policy.updated': true,
+  'approval_policy.deleted': true,
 };
 const types = Object.keys(listedTypes) as EventType[];
 

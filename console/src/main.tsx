@@ -5,6 +5,8 @@ import { BundlePage } from './pages/bundle.tsx';
 import { BundlesPage } from './pages/bundles.tsx';
 import { EventsPage } from './pages/events.tsx';
 import { QuotePage } from './pages/quote.tsx';
+import { QuotesPage } from './pages/quotes.tsx';
+import { SavedQuotePage } from './pages/saved-quote.tsx';
 import { SignInPage } from './pages/sign-in.tsx';
 import { href, Link, type Place, usePlace } from './router.tsx';
 import { onSessionChange, restore, type Session, session, signOut } from './session.ts';
@@ -19,6 +21,10 @@ function Page({ place, current }: { place: Place; current: Session }) {
   }
   if (parts[0] === 'bundles' && parts[1] !== undefined && parts[2] === 'quote' && parts.length === 3) {
     return <QuotePage key={parts[1]} bundleId={parts[1]} place={place} session={current} />;
+  }
+  if (parts[0] === 'quotes' && parts.length === 1) return <QuotesPage place={place} session={current} />;
+  if (parts[0] === 'quotes' && parts[1] !== undefined && parts.length === 2) {
+    return <SavedQuotePage key={parts[1]} quoteId={parts[1]} session={current} />;
   }
   if (parts[0] === 'events' && parts.length === 1) return <EventsPage place={place} session={current} />;
   return (
@@ -40,7 +46,11 @@ function App() {
     restore().finally(() => setRestoring(false));
     return stop;
   }, []);
-  const section = place.path.startsWith('/events') ? 'events' : 'bundles';
+  const section = place.path.startsWith('/events')
+    ? 'events'
+    : place.path.startsWith('/quotes')
+      ? 'quotes'
+      : 'bundles';
   return (
     <>
       <a class="skip" href="#main">
@@ -55,6 +65,9 @@ function App() {
             <Link to={href('/bundles')} aria-current={section === 'bundles' ? 'page' : undefined}>
               Bundles
             </Link>
+            <Link to={href('/quotes')} aria-current={section === 'quotes' ? 'page' : undefined}>
+              Quotes
+            </Link>
             <Link to={href('/events')} aria-current={section === 'events' ? 'page' : undefined}>
               Events
             </Link>
@@ -64,7 +77,9 @@ function App() {
           <div class="who">
             <span>
               {current.accountId} ·{' '}
-              <span data-role>{current.readOnly ? 'read-only key' : 'read-write key'}</span>
+              <span data-role>
+                {current.readOnly ? 'read-only key' : current.approver ? 'approver key' : 'read-write key'}
+              </span>
             </span>
             <button type="button" class="secondary" onClick={() => signOut()}>
               Sign out

@@ -9,6 +9,8 @@ export interface Session {
   keyId: string;
   accountId: string;
   readOnly: boolean;
+  /** May approve and reject quotes (cpq keys create --approver). */
+  approver: boolean;
 }
 
 const storageKey = 'cpq.console.apiKey';
@@ -107,7 +109,13 @@ function clientFor(apiKey: string): CpqClient {
 async function open(apiKey: string): Promise<Session> {
   const api = clientFor(apiKey);
   const { data } = await call(api.GET('/v1/keys/current'));
-  return { api, keyId: data.keyId, accountId: data.accountId, readOnly: data.readOnly };
+  return {
+    api,
+    keyId: data.keyId,
+    accountId: data.accountId,
+    readOnly: data.readOnly,
+    approver: data.approver,
+  };
 }
 
 /** Signs in with a key: the service must accept it. Answers the problem when it does not. */

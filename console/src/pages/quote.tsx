@@ -6,7 +6,7 @@ import type { Schemas } from '@cpq/client';
 import { useState } from 'preact/hooks';
 import { money } from '../format.ts';
 import { href, Link, navigate, type Place } from '../router.tsx';
-import { call, type Session } from '../session.ts';
+import { call, type Problem, problemOf, type Session } from '../session.ts';
 import { Loading, ProblemBanner, useLoad, usePageTitle } from '../ui.tsx';
 import { countText, currenciesOf } from './bundle.tsx';
 
@@ -100,6 +100,8 @@ export function QuotePage({
   const currency = place.query.get('currency') ?? currencies[0] ?? 'USD';
   const quantity = Number(place.query.get('quantity') ?? '1') || 1;
   const [openTrace, setOpenTrace] = useState<number | null>(null);
+  const [saving, setSaving] = useState(false);
+  const [saveProblem, setSaveProblem] = useState<Problem | null>(null);
   const answer = useLoad(
     async () =>
       (
@@ -191,6 +193,39 @@ export function QuotePage({
       selections: selections.filter((s) => !repair.remove.some(same(s))),
       rejections: rejections.filter((r) => !repair.unreject.some(same(r))),
     });
+
+  // The configuration as the builder completed it, with each product's quantity, saved as a draft quote.
+  const saveQuote = async () => {
+    const chosen = result?.completion?.selections ?? [];
+    const optionIds = [...new Set(chosen.map((c) => c.optionId))];
+    setSaving(true);
+    setSaveProblem(null);
+    try {
+      const { data } = await call(
+        session.api.POST('/v1/quotes', {
+          body: {
+            currency: currency as Currency,
+            bundles: [
+              {
+                bundleId,
+                quantity,
+                options: optionIds.map((optionId) => ({
+                  optionId,
+                  products: chosen
+                    .filter((c) => c.optionId === optionId)
+                    .map((c) => ({ productId: c.productId, quantity: c.quantity })),
+                })),
+              },
+            ],
+          },
+        }),
+      );
+      navigate(href(`/quotes/${encodeURIComponent(data.id)}`));
+    } catch (error) {
+      setSaveProblem(problemOf(error));
+      setSaving(false);
+    }
+  };
 
   return (
     <section class="quote">
@@ -447,6 +482,18 @@ export function QuotePage({
                   </div>
                 )
               )}
+              {result.quote && result.completion && !session.readOnly && (
+                <div class="actions">
+                  <button type="button" disabled={saving} onClick={saveQuote}>
+                    {saving
+                      ? 'Saving…'
+                      : result.complete
+                        ? 'Save as quote'
+                        : 'Save as quote, with the suggestion'}
+                  </button>
+                </div>
+              )}
+              <ProblemBanner problem={saveProblem} />
             </>
           )}
         </aside>

@@ -1,7 +1,8 @@
 // The console's authoring and bulk pricing in a real browser (chromium, headless), on a desktop window and on a
 // 390 px phone: a catalogue built from nothing (bundle, options, products, clones, confirmed deletes), a price
 // book's prices changed by a percent (preview, then applied), and a CSV import previewed with a bad row named by
-// its line, then imported. axe-core on every state; no page wider than the phone.
+// its line, then imported; a saved quote from the builder to its finalized document, approved by a second key.
+// axe-core on every state; no page wider than the phone.
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
@@ -22,7 +23,7 @@ describeEachDatabase('Authoring and bulk pricing in the console', (ctx) => {
 
   const url = (path: string) => `${baseUrl}/console${path}`;
 
-  async function open(viewport: { width: number; height: number }): Promise<Page> {
+  async function open(viewport: { width: number; height: number }, key = ctx.key): Promise<Page> {
     const context = await browser.newContext({ viewport, acceptDownloads: true });
     const page = await context.newPage();
     page.on('request', (request) => {
@@ -32,7 +33,7 @@ describeEachDatabase('Authoring and bulk pricing in the console', (ctx) => {
     });
     page.on('pageerror', (error) => problems.push(error.message));
     await page.goto(url('/sign-in'));
-    await page.getByLabel('API key').fill(ctx.key);
+    await page.getByLabel('API key').fill(key);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Bundles', level: 1 }).waitFor();
     pages.push(page);
@@ -235,4 +236,136 @@ describeEachDatabase('Authoring and bulk pricing in the console', (ctx) => {
       assert.equal(await cell.locator('.finer').textContent(), 'a unit price to 3 decimals; USD uses 2');
     });
   }
+
+  test('a quote from the builder to a finalized document, approved by an approver key', async () => {
+    const { bundleId, options } = await seedDemo(ctx.db, 'acme');
+    const optionId = (name: string) => options.find((o) => o.name === name)?.optionId as string;
+    const policy = await ctx.call('POST', '/v1/approval-policies', {
+      body: { name: 'Deep discounts', when: { lineDiscountPercentAbove: 20 } },
+    });
+    assert.equal(policy.status, 201, policy.text);
+    const approverKey = await ctx.newKey('acme', { approver: true, name: 'Sales director' });
+    const readOnlyKey = await ctx.newKey('acme', { readOnly: true });
+
+    const page = await open(desktop);
+    await page.goto(url(`/bundles/${bundleId}/quote?currency=USD&s=${optionId('Processor')}~~DEMO-CPU-12C`));
+    await page.getByRole('button', { name: 'Use the suggestion' }).click();
+    await page.locator('.verdict[data-complete="true"]').waitFor();
+    await page.getByRole('button', { name: 'Save as quote', exact: true }).click();
+    await page.getByRole('heading', { name: /^Quote Q-\d+/, level: 1 }).waitFor();
+    const quoteId = new URL(page.url()).pathname.split('/').at(-1) as string;
+    const stored = async () => (await ctx.call('GET', `/v1/quotes/${quoteId}`)).body;
+    assert.equal((await stored()).status, 'draft');
+    const line = page.locator('tr[data-line="DEMO-CPU-12C"]');
+    assert.match((await line.locator('th').textContent()) as string, /Processor/);
+    assert.equal(await page.locator('[data-quote-status]').textContent(), 'Draft');
+    await check(page, 'saved-quote');
+
+    // A discount past the policy's 20%.
+    await line.getByRole('button', { name: 'Edit DEMO-CPU-12C' }).click();
+    await page.getByLabel('Discount %').fill('25');
+    await check(page, 'saved-quote-edit');
+    await page.getByRole('button', { name: 'Save the line' }).click();
+    await line.locator('[data-discount]', { hasText: '25%' }).waitFor();
+    assert.equal(await page.locator('[data-total]').textContent(), `$${(await stored()).total.toFixed(2)}`);
+
+    // Someone else edits the quote meanwhile: the 412 is explained, the edit is kept and can be saved over it.
+    const patched = await ctx.call('PATCH', `/v1/quotes/${quoteId}`, { body: { title: 'Design team' } });
+    assert.equal(patched.status, 200, patched.text);
+    await line.getByRole('button', { name: 'Edit DEMO-CPU-12C' }).click();
+    await page.getByLabel('Discount %').fill('30');
+    await page.getByRole('button', { name: 'Save the line' }).click();
+    const conflict = page.locator('.conflict[data-status="412"]');
+    await conflict.waitFor();
+    assert.equal(await page.getByLabel('Discount %').inputValue(), '30');
+    await check(page, 'saved-quote-conflict');
+    await conflict.getByRole('button', { name: 'Save mine over them' }).click();
+    await line.locator('[data-discount]', { hasText: '30%' }).waitFor();
+    assert.equal((await stored()).title, 'Design team');
+
+    // Submitted, it waits for an approver; the rep's key is not one, so it has no approve button.
+    await page.getByRole('button', { name: 'Submit' }).click();
+    await page.locator('[data-quote-status="pending_approval"]').waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Approve' }).count(), 0);
+    assert.match(
+      (await page.locator('.approvals').textContent()) as string,
+      /pending.*line discount above 20%/,
+    );
+
+    // A read-only key sees the quote and no control that changes it.
+    const reader = await open(desktop, readOnlyKey);
+    await reader.goto(url(`/quotes/${quoteId}`));
+    await reader.locator('[data-quote-status="pending_approval"]').waitFor();
+    assert.equal(await reader.getByRole('button', { name: /^Edit/ }).count(), 0);
+    assert.equal(await reader.getByRole('heading', { name: 'Next step' }).count(), 0);
+
+    const approver = await open(phone, approverKey);
+    await approver.goto(url(`/quotes/${quoteId}`));
+    await approver.getByRole('button', { name: 'Approve' }).waitFor();
+    await approver.getByLabel('Comment (optional)').fill('Strategic account');
+    await check(approver, 'saved-quote-approver');
+    await approver.getByRole('button', { name: 'Approve' }).click();
+    await approver.locator('[data-quote-status="approved"]').waitFor();
+    assert.match(
+      (await approver.locator('.approvals').textContent()) as string,
+      /approved.*by Sales director.*Strategic account/,
+    );
+
+    // The rep's page still holds the version before the approval: finalizing it is a 412, explained, then done.
+    await page.reload();
+    await page.locator('[data-quote-status="approved"]').waitFor();
+    await ctx.call('PATCH', `/v1/quotes/${quoteId}`, { body: { title: 'Design team' } }).then((r) => {
+      // An edit of an approved quote returns it to draft: the rep's page must be told, not act on it.
+      assert.equal(r.status, 200, r.text);
+    });
+    await page.getByRole('button', { name: 'Finalize' }).click();
+    await page.locator('.conflict[data-status="412"]').waitFor();
+    await page.getByRole('button', { name: 'Reload the quote' }).click();
+    await page.locator('[data-quote-status="draft"]').waitFor();
+    await page.getByRole('button', { name: 'Submit' }).click();
+    await page.locator('[data-quote-status="pending_approval"]').waitFor();
+    await approver.reload();
+    await approver.getByRole('button', { name: 'Approve' }).click();
+    await approver.locator('[data-quote-status="approved"]').waitFor();
+    await page.reload();
+    await page.getByRole('button', { name: 'Finalize' }).click();
+    await page.locator('[data-quote-status="open"]').waitFor();
+    assert.equal(await page.getByRole('button', { name: /^Edit/ }).count(), 0);
+    await page.getByRole('button', { name: 'Customer accepted' }).waitFor();
+    await check(page, 'saved-quote-open');
+
+    const number = (await stored()).number as string;
+    for (const [button, suffix, start] of [
+      ['Download the PDF', 'pdf', '%PDF-'],
+      ['Download the document (HTML)', 'html', '<!DOCTYPE html>'],
+    ] as const) {
+      const downloading = page.waitForEvent('download');
+      await page.getByRole('button', { name: button }).click();
+      const download = await downloading;
+      assert.equal(download.suggestedFilename(), `${number}-v1.${suffix}`);
+      const stream = await download.createReadStream();
+      const head = await new Promise<string>((resolve, reject) => {
+        stream.once('data', (chunk) => resolve(String(chunk).slice(0, start.length)));
+        stream.on('error', reject);
+      });
+      assert.equal(head.toLowerCase(), start.toLowerCase());
+    }
+
+    // The list finds it by number, under its status.
+    const list = await open(phone);
+    await list.getByRole('link', { name: 'Quotes' }).click();
+    await list.getByRole('heading', { name: 'Quotes', level: 1 }).waitFor();
+    await list.getByLabel('Number or customer').fill(number);
+    await list.getByLabel('Number or customer').press('Enter');
+    await list.getByLabel('Status').selectOption('open');
+    await list.waitForURL(/status=open/);
+    await list.waitForURL(new RegExp(`q=${number}`));
+    const rows = list.locator('tbody tr');
+    // The earlier list shows until the filtered one arrives: wait for it to be the one row.
+    await list.waitForFunction(() => document.querySelectorAll('tbody tr').length === 1);
+    assert.equal(await rows.first().getAttribute('data-quote'), number);
+    await check(list, 'quotes');
+    await page.setViewportSize(phone);
+    await check(page, 'saved-quote-open');
+  });
 });

@@ -114,14 +114,16 @@ export function QuotesPage({ place, session }: { place: Place; session: Session 
                 <th scope="col" class="num">
                   Total
                 </th>
-                <th scope="col">Changed</th>
+                <th scope="col" class="wide-only">
+                  Changed
+                </th>
               </tr>
             </thead>
             <tbody>
               {quotes.map((quote) => (
                 <tr key={quote.id} data-quote={quote.number}>
                   <th scope="row">
-                    <Link to={href(`/quotes/${encodeURIComponent(quote.id)}`)}>
+                    <Link to={href(`/quotes/${encodeURIComponent(quote.id)}`)} class="nowrap">
                       {quote.number} v{quote.version}
                     </Link>
                     {quote.title && <div class="small muted">{quote.title}</div>}
@@ -131,7 +133,7 @@ export function QuotesPage({ place, session }: { place: Place; session: Session 
                     <StatusBadge status={quote.status} />
                   </td>
                   <td class="num">{money(quote.total, quote.currency)}</td>
-                  <td class="small">{dateTime(quote.updatedAt)}</td>
+                  <td class="small wide-only">{dateTime(quote.updatedAt)}</td>
                 </tr>
               ))}
             </tbody>

@@ -348,7 +348,8 @@ export function SavedQuotePage({ quoteId, session }: { quoteId: string; session:
               }}
             >
               <p>
-                Status {conflict.quote.status}, total {money(conflict.quote.total, conflict.quote.currency)}
+                Title {conflict.quote.title ?? 'none'}, status {conflict.quote.status}, total{' '}
+                {money(conflict.quote.total, conflict.quote.currency)}
                 {conflict.quote.lines[edit.index]
                   ? `; this line at ${conflict.quote.lines[edit.index]?.discountPercent}% off`
                   : ''}

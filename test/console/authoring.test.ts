@@ -362,7 +362,7 @@ describeEachDatabase('Authoring and bulk pricing in the console', (ctx) => {
     await list.waitForURL(new RegExp(`q=${number}`));
     const rows = list.locator('tbody tr');
     // The earlier list shows until the filtered one arrives: wait for it to be the one row.
-    await list.waitForFunction(() => document.querySelectorAll('tbody tr').length === 1);
+    await list.waitForFunction("document.querySelectorAll('tbody tr').length === 1");
     assert.equal(await rows.first().getAttribute('data-quote'), number);
     await check(list, 'quotes');
     await page.setViewportSize(phone);

@@ -351,6 +351,11 @@ describeEachDatabase('Authoring and bulk pricing in the console', (ctx) => {
       assert.equal(head.toLowerCase(), start.toLowerCase());
     }
 
+    // The events page links the finalize to the quote.
+    await page.goto(url('/events?type=quote.finalized'));
+    await page.getByRole('link', { name: quoteId }).click();
+    await page.locator('[data-quote-status="open"]').waitFor();
+
     // The list finds it by number, under its status.
     const list = await open(phone);
     await list.getByRole('link', { name: 'Quotes' }).click();

@@ -55,6 +55,24 @@ function objectId(event: Schemas['Event']): string {
   return 'priceBookId' in object ? String(object.priceBookId) : '';
 }
 
+/** The console page of what the event changed, while it still exists: a bundle (for its options and rules too), a quote. */
+function objectPage(event: Schemas['Event']): string | null {
+  const object = event.data.object;
+  if (typeof object !== 'object' || object === null || !('id' in object)) return null;
+  const id = encodeURIComponent(String(object.id));
+  if (event.type.startsWith('quote.')) return event.type === 'quote.deleted' ? null : href(`/quotes/${id}`);
+  if (event.type.startsWith('bundle.'))
+    return event.type === 'bundle.deleted' ? null : href(`/bundles/${id}`);
+  return 'bundleId' in object && typeof object.bundleId === 'string'
+    ? href(`/bundles/${encodeURIComponent(object.bundleId)}`)
+    : null;
+}
+
+function ObjectCell({ event }: { event: Schemas['Event'] }) {
+  const to = objectPage(event);
+  return <td class="mono small">{to ? <Link to={to}>{objectId(event)}</Link> : objectId(event)}</td>;
+}
+
 export function EventsPage({ place, session }: { place: Place; session: Session }) {
   usePageTitle('Events');
   const type = place.query.get('type') ?? '';
@@ -122,7 +140,7 @@ export function EventsPage({ place, session }: { place: Place; session: Session 
                   <td>
                     <code>{event.type}</code>
                   </td>
-                  <td class="mono small">{objectId(event)}</td>
+                  <ObjectCell event={event} />
                   <td class="mono small">{event.requestId ?? '—'}</td>
                   <td>
                     <button

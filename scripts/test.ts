@@ -2,6 +2,7 @@
 // Without PostgreSQL it runs SQLite only; without a program it skips the tests that need it; each is said in a
 // banner at the start and the end. CPQ_REQUIRE_POSTGRES=1 and CPQ_REQUIRE_BROWSERS=1 (CI) make an absence a failure.
 import { spawn } from 'node:child_process';
+import { globSync } from 'node:fs';
 import pg from 'pg';
 import { browsers, locate, tools } from '../test/helpers/externals.ts';
 
@@ -73,21 +74,40 @@ if (required.length > 0) {
 }
 if (absent.length > 0) console.error(banner('These tests are SKIPPED: the run below is not a full run.'));
 
-const files = process.argv.slice(2);
-const child = spawn(
-  process.execPath,
-  ['--test', '--test-concurrency=4', ...(files.length > 0 ? files : ['test/**/*.test.ts'])],
-  {
+// Files that measure latency beside a load of their own: run after the rest, alone, so that the CPU of the files
+// running beside them (browsers, fuzzing) does not land in their figures.
+const alone = ['test/rules/configure-bounded.test.ts'];
+const asked = process.argv.slice(2);
+const phases: { files: string[]; concurrency: number }[] =
+  asked.length > 0
+    ? [{ files: asked, concurrency: 4 }]
+    : [
+        {
+          files: globSync('test/**/*.test.ts')
+            .filter((file) => !alone.includes(file))
+            .sort(),
+          concurrency: 4,
+        },
+        { files: alone, concurrency: 1 },
+      ];
+
+function run({ files, concurrency }: { files: string[]; concurrency: number }): Promise<number> {
+  const child = spawn(process.execPath, ['--test', `--test-concurrency=${concurrency}`, ...files], {
     stdio: 'inherit',
     env: {
       ...process.env,
       CPQ_TEST_DIALECTS: problem === null ? 'sqlite,postgres' : 'sqlite',
       CPQ_TEST_MISSING: missing.map((external) => external.name).join(','),
     },
-  },
-);
-child.on('exit', (code, signal) => {
-  // Said again at the end, where it is read: the first banner has scrolled away by now.
-  if (absent.length > 0) console.error(banner('These results leave out the tests above: not a full run.'));
-  process.exit(code ?? (signal ? 1 : 0));
-});
+  });
+  return new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
+}
+
+let failed = 0;
+for (const phase of phases) {
+  const code = await run(phase);
+  failed ||= code;
+}
+// Said again at the end, where it is read: the first banner has scrolled away by now.
+if (absent.length > 0) console.error(banner('These results leave out the tests above: not a full run.'));
+process.exit(failed);

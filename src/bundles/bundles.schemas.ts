@@ -1,7 +1,17 @@
 import { type Static, Type } from 'typebox';
 import { component } from '../components.ts';
 import { OptionCreateBody } from '../options/options.schemas.ts';
-import { Id, Limit, Nullable, PathId, ProductId, Properties, Timestamps } from '../shared/schemas.ts';
+import {
+  Id,
+  Limit,
+  NextKey,
+  NextPageKey,
+  Nullable,
+  PathId,
+  ProductId,
+  Properties,
+  Timestamps,
+} from '../shared/schemas.ts';
 
 export const BundleProduct = component(
   'BundleProduct',
@@ -71,14 +81,7 @@ export type BundlePatchBody = Static<typeof BundlePatchBody>;
 export const BundleListQuery = Type.Object(
   {
     limit: Type.Optional(Limit),
-    nextKey: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 200,
-        description:
-          'Opaque continuation key from the previous page; a key the server did not issue is a 400',
-      }),
-    ),
+    nextKey: Type.Optional(NextKey),
     isActive: Type.Optional(Type.Boolean({ description: 'Only bundles with this isActive' })),
     productId: Type.Optional(
       Type.With(ProductId, {
@@ -94,9 +97,7 @@ export const BundlePage = component(
   'BundlePage',
   Type.Object({
     bundles: Type.Array(Bundle, { description: 'In id order, which is creation order' }),
-    nextKey: Type.Optional(
-      Type.String({ description: 'Present only when another page exists: pass it as nextKey to read it' }),
-    ),
+    nextKey: Type.Optional(NextPageKey),
   }),
 );
 

@@ -7,6 +7,8 @@ import {
   Id,
   Instant,
   Limit,
+  NextKey,
+  NextPageKey,
   Nullable,
   PathId,
   ProductId,
@@ -67,14 +69,7 @@ export const PriceBookListQuery = Type.Object(
         'The option whose price books to list; one the account does not have is a 422 unknown_reference',
     }),
     limit: Type.Optional(Limit),
-    nextKey: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 200,
-        description:
-          'Opaque continuation key from the previous page; a key the server did not issue is a 400',
-      }),
-    ),
+    nextKey: Type.Optional(NextKey),
   },
   { additionalProperties: false },
 );
@@ -86,9 +81,7 @@ export const PriceBookPage = component(
     priceBooks: Type.Array(PriceBook, {
       description: 'Newest first (by creation), deleted books included with isDeleted true',
     }),
-    nextKey: Type.Optional(
-      Type.String({ description: 'Present only when another page exists: pass it as nextKey to read it' }),
-    ),
+    nextKey: Type.Optional(NextPageKey),
   }),
 );
 

@@ -1,7 +1,6 @@
 // `cpq prices export|import|bulk-change`: the command-line side of a price book's bulk changes and CSV files, kept
 // beside the feature so that src/cli.ts only lists it.
 import { readFile } from 'node:fs/promises';
-import { declaredSchema } from '../components.ts';
 import { AppError } from '../problems.ts';
 import {
   type CliSupport,
@@ -11,7 +10,7 @@ import {
   write,
 } from '../shared/cli-support.ts';
 import { type RequestScope, scopeOutsideHttp } from '../shared/scope.ts';
-import { jsonValidator } from '../shared/validation.ts';
+import { validatorCompiler } from '../shared/validation.ts';
 import {
   BULK_CHANGE_FIELDS,
   BulkChangeBody,
@@ -153,7 +152,7 @@ export function pricesCommands({ withDatabase, accountOption, usageError }: CliS
           dryRun: values['dry-run'] === true,
         };
         // The body the HTTP route would validate, checked by the same schema.
-        const validate = jsonValidator(declaredSchema(BulkChangeBody));
+        const validate = validatorCompiler({ schema: BulkChangeBody, httpPart: 'body' });
         if (!validate(body)) {
           const [first] = validate.errors ?? [];
           throw usageError(

@@ -62,6 +62,12 @@ const Invalid = Type.Ref('Problem', {
   description: 'quote_invalid: the quote holds violations (listed in `errors`), or its expiresAt has passed',
 });
 
+const UnknownReference = Type.Ref('Problem', {
+  description:
+    'unknown_reference: the body names a bundle the account does not have (each at its pointer); a bundle deleted ' +
+    'after the draft was saved is listed among its violations instead',
+});
+
 const actions: {
   action: 'submit' | 'finalize' | 'accept' | 'decline' | 'cancel' | 'revise' | 'reprice';
   summary: string;
@@ -151,7 +157,7 @@ export const quoteRecordsRoutes =
           description: `${pricing} The number is Q- and the account’s next sequence, unique across every instance. Event: quote.created.`,
           tags,
           body: QuoteBody,
-          response: { 201: Type.With(SavedQuote, { description: 'The draft saved' }) },
+          response: { 201: Type.With(SavedQuote, { description: 'The draft saved' }), 422: UnknownReference },
         },
       },
       async (request, reply) => {
@@ -210,7 +216,11 @@ export const quoteRecordsRoutes =
           tags,
           params: QuotePath,
           body: QuoteBody,
-          response: { 200: Type.With(SavedQuote, { description: 'The draft as replaced' }), 409: Conflict },
+          response: {
+            200: Type.With(SavedQuote, { description: 'The draft as replaced' }),
+            409: Conflict,
+            422: UnknownReference,
+          },
         },
       },
       async (request, reply) => {

@@ -1,7 +1,17 @@
 import { type Static, Type } from 'typebox';
 import { component } from '../components.ts';
 import { ProblemItem } from '../problems.ts';
-import { Currency, Id, Instant, Limit, Nullable, PathId, Timestamps } from '../shared/schemas.ts';
+import {
+  Currency,
+  Id,
+  Instant,
+  Limit,
+  NextKey,
+  NextPageKey,
+  Nullable,
+  PathId,
+  Timestamps,
+} from '../shared/schemas.ts';
 import {
   bundleInputOf,
   bundlesOf,
@@ -223,9 +233,7 @@ export const QuotePage = component(
   'QuotePage',
   Type.Object({
     quotes: Type.Array(SavedQuote, { description: 'Newest first (by creation)' }),
-    nextKey: Type.Optional(
-      Type.String({ description: 'Present only when another page exists: pass it as nextKey to read it' }),
-    ),
+    nextKey: Type.Optional(NextPageKey),
   }),
 );
 
@@ -253,14 +261,7 @@ export const QuoteListQuery = Type.Object(
       }),
     ),
     limit: Type.Optional(Limit),
-    nextKey: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 200,
-        description:
-          'Opaque continuation key from the previous page; a key the server did not issue is a 400',
-      }),
-    ),
+    nextKey: Type.Optional(NextKey),
   },
   { additionalProperties: false },
 );

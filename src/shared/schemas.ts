@@ -114,5 +114,17 @@ export const Timestamps = {
 
 export const Limit = Type.Integer({ minimum: 1, maximum: 100, default: 25, description: 'Page size, 1-100' });
 
+/** The query parameter that asks for the page after the one a list answered. */
+export const NextKey = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  description: 'Opaque continuation key from the previous page; a key the server did not issue is a 400',
+});
+
+/** A page's key to the next one. */
+export const NextPageKey = Type.String({
+  description: 'Present only when another page exists: pass it as nextKey to read it',
+});
+
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
 export const IDEMPOTENCY_TTL_HOURS = 24;

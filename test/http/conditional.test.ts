@@ -257,6 +257,17 @@ describeEachDatabase('ETag, If-Match and If-None-Match', (ctx) => {
     });
     const policyBody = { name: 'p', when: { lineDiscountPercentAbove: 10 } };
     const policy = await ok('POST', '/v1/approval-policies', { body: policyBody });
+    const quoteBody = {
+      currency: 'USD',
+      bundles: [
+        {
+          bundleId: bundle.id,
+          options: [{ optionId: base.id, products: [{ productId: 'BASE-S', quantity: 1 }] }],
+        },
+      ],
+    };
+    const quote = await ok('POST', '/v1/quotes', { body: quoteBody });
+    const quoteUrl = `/v1/quotes/${quote.body.id}`;
     const ruleUrl = `${bundleUrl}/rules/${rule.body.id}`;
     const hookUrl = `/v1/webhook-endpoints/${hook.body.id}`;
     const policyUrl = `/v1/approval-policies/${policy.body.id}`;
@@ -293,6 +304,9 @@ describeEachDatabase('ETag, If-Match and If-None-Match', (ctx) => {
       ['DELETE', hookUrl, undefined, hook.body.id],
       ['PUT', policyUrl, policyBody, policy.body.id],
       ['DELETE', policyUrl, undefined, policy.body.id],
+      ['PUT', quoteUrl, quoteBody, quote.body.id],
+      ['PATCH', quoteUrl, { title: 't' }, quote.body.id],
+      ['DELETE', quoteUrl, undefined, quote.body.id],
     ];
     const document = (await ctx.call('GET', '/openapi.json', { key: null })).body;
     const conditional = Object.entries(document.paths as Record<string, object>).flatMap(([path, item]) =>

@@ -16,6 +16,7 @@ const problemMembers = new Set([
   'code',
   'requestId',
   'errors',
+  'errorCount',
 ]);
 
 // What a database error, a stack trace or the source tree would put in a body.

@@ -8109,6 +8109,19 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description unknown_reference: the body names a bundle the account does not have (each at its pointer); a bundle deleted after the draft was saved is listed among its violations instead */
+            422: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The API key is over its rate limit (rate_limited): retry after Retry-After seconds */
             429: {
                 headers: {
@@ -8414,6 +8427,18 @@ export interface operations {
             };
             /** @description The body is not application/json (unsupported_media_type) */
             415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unknown_reference: the body names a bundle the account does not have (each at its pointer); a bundle deleted after the draft was saved is listed among its violations instead */
+            422: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];

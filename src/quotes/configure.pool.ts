@@ -6,11 +6,9 @@ import { Piscina } from 'piscina';
 import { AppError } from '../problems.ts';
 import type { ConfigureResult, ConfigureTask } from '../rules/configure.worker.ts';
 
-// The threads configure searches in (docs/configuration.md, "Bounded"): none until the first search, at most
-// `threads`, each stopped after a quiet spell, so a process that never configures holds none. Each thread stops its
-// own search at the CPU budget, or at the request's deadline (BUDGETS_WAITED budgets after it came, on a machine too
-// busy to give it the CPU); a thread that has not answered a little after that (stuck) is terminated and another
-// started in its place. So every request is answered within three budgets.
+// The threads configure searches in (docs/configuration.md, "Bounded"), started on demand and stopped when idle.
+// A thread stops its search at the CPU budget or the request's deadline; one still busy after that is replaced, so
+// every request is answered within three budgets.
 
 export interface ConfigurePoolLimits {
   threads: number;

@@ -10,10 +10,8 @@ import {
 } from './configurator.ts';
 import type { ModelRule } from './rule-logic.ts';
 
-// A configure search in a thread of the pool (src/quotes/configure.pool.ts), off the event loop: it stops once it has
-// spent its budget of this thread's CPU time, so a hard bundle costs one budget of one core and holds up nothing
-// else. The thread runs at the lowest priority (Linux: per thread), so a busy core answers the event loop, and the
-// database, first.
+// A configure search in a thread of the pool (src/quotes/configure.pool.ts): it stops at its budget of this thread's
+// CPU time, and the thread runs at the lowest priority, so a busy core serves the event loop and the database first.
 
 /** What the service asks of a thread. */
 export interface ConfigureTask {

@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
 
-// A single resource's ETag names its root and the root's version, so If-Match can be checked in the database
-// by version alone; any other response's is a hash of its bytes. Both are strong: equal tags, equal bytes. A
-// compressed answer is another representation and carries another strong tag, the plain one's with its coding
-// after a semicolon ("…;br", src/http/compression.ts); If-Match reads the version through it.
+// A single resource's ETag names its root and version, so If-Match is checked in the database by version; any
+// other answer's is a hash of its bytes. A compressed answer's strong tag is the plain one's with its coding after a
+// semicolon ("…;br"); If-Match reads the version through it.
 export function versionTag(id: string, version: number): string {
   return `"${id}:${version}"`;
 }

@@ -1,9 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
-// Quotes as records (docs/quotes.md). A quote's row holds what the rep asked for (`request_json`, re-priced on
-// every write of a draft) and what it came to (`lines_json`, the lines exactly as the API shows them, with product
-// and option names), so reading or rendering a finalized quote reads this one row and never the catalogue.
-// `quote_lines` keeps the same lines as rows, one per priced product, for queries over quoted products.
+// Quotes as records (docs/quotes.md): a row holds what the rep asked for and the lines as shown, names included,
+// so a finalized quote is read and rendered without the catalogue; `quote_lines` repeats them as rows for queries.
 // `version` counts revisions of one `number`; `row_version` moves with every write and makes the ETag.
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema

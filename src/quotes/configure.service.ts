@@ -17,10 +17,9 @@ import {
 } from './quotes.service.ts';
 
 /**
- * What the service needs of a bundle to have it searched: the model's source for the threads (compiled once per
- * thread under `key`), and the request's choices as the model's variables. One per loaded bundle: it lives exactly as
- * long as the cached catalogue entry it was made from, which the stamps keep current, so a key never names a model
- * older than the bundle's rules and options.
+ * What the threads need of a bundle to search it: the model's source (compiled once per thread under `key`) and
+ * the choices' variables. One per loaded bundle, living as long as its cached catalogue entry, so a key never names
+ * a model older than the bundle's rules and options.
  */
 interface BundleModel {
   key: string;
@@ -386,9 +385,8 @@ export async function configureBundle(
 }
 
 /**
- * `before`, `bytes` and `after` in one buffer of UTF-8. Joined as bytes, not text: a string answer is copied
- * whole into V8's heap at least once more on its way out (flattened to count its bytes), ~35 KB a request for a
- * large bundle's answer, which at thousands of requests a second is what grew the old generation.
+ * `before`, `bytes` and `after` in one buffer of UTF-8: joined as bytes, since a string answer is copied whole into
+ * V8's heap once more on its way out (flattened to count its bytes).
  */
 function jsonAround(before: string, bytes: Buffer, after: string): Buffer {
   const head = Buffer.byteLength(before);

@@ -11,10 +11,9 @@ import { explainMiss, readForWrite, toSavedQuote, versioned } from './quote-reco
 const pending: readonly QuoteStatus[] = ['pending_approval'];
 
 /**
- * approve and reject (contract C19): the decision of an approver key other than the one that submitted, on a quote
- * pending approval. It is given for the quote as read, and stored only if the quote is still that very version: an
- * edit, a cancel or another approver's decision that came between makes it a 409, so no quote is ever approved with
- * lines other than those its approver was shown (If-Match pins the version the approver reviewed).
+ * approve and reject: the decision of an approver key other than the submitter's, stored only if the quote is still
+ * the version read, so an edit or another decision in between makes it a 409 and no quote is approved with lines
+ * its approver was not shown (If-Match pins the version reviewed).
  */
 export async function decideQuote(
   scope: RequestScope,

@@ -79,10 +79,8 @@ export interface QuoteMove {
 }
 
 /**
- * A transition, as one compare-and-set statement: the quote moves (its row version on by one) only from a status
- * of `from`, at a version If-Match allows. Of concurrent moves of one quote exactly one finds its condition true:
- * PostgreSQL re-checks it on the locked row, SQLite runs one writer at a time. Answers the row as moved, or
- * undefined when the condition did not hold (quoteMiss says why).
+ * A transition as one compare-and-set statement, from a status of `from` at a version If-Match allows, so of
+ * concurrent moves exactly one holds. Answers the row as moved, or undefined when the condition did not (quoteMiss).
  */
 export async function moveQuote(tx: Executor, move: QuoteMove): Promise<QuoteRow | undefined> {
   // An If-Match naming no version of this quote matches nothing (and `in ()` is no SQL to PostgreSQL).

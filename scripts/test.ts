@@ -76,7 +76,7 @@ if (absent.length > 0) console.error(banner('These tests are SKIPPED: the run be
 
 // Files that measure latency beside a load of their own: run after the rest, alone, so that the CPU of the files
 // running beside them (browsers, fuzzing) does not land in their figures.
-const alone = ['test/rules/configure-bounded.test.ts'];
+const alone = ['test/quotes/configure-bounded.test.ts'];
 const asked = process.argv.slice(2);
 const phases: { files: string[]; concurrency: number }[] =
   asked.length > 0

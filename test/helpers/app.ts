@@ -63,7 +63,7 @@ export function assertProblem(result: CallResult, status: number, code?: string)
 /**
  * The defaults, quiet, and without rate limiting: suites that make many calls with one key are not throttled. A
  * configure budget of 10 s, so that a machine shared by many test runs does not refuse small configures for want
- * of CPU; test/rules/configure-bounded.test.ts holds the default budget to its promise.
+ * of CPU; test/quotes/configure-bounded.test.ts holds the default budget to its promise.
  */
 export function testConfig(overrides: Partial<Config> = {}): Config {
   return {

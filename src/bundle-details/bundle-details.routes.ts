@@ -3,6 +3,7 @@ import { StampedCache } from '../catalogue/stamped-cache.ts';
 import { preferredCoding, sentEncoded, sentPlain } from '../http/compression.ts';
 import { tag } from '../http/openapi.ts';
 import { type Routes, serialized } from '../http/routes.ts';
+import { compressParts, encodedOnce, minCompressedBytes } from '../shared/compression.ts';
 import { BundleDetailsQuery, BundleDetailsResponse } from './bundle-details.schemas.ts';
 import { bundleDetailsBytes } from './bundle-details.service.ts';
 import { type CachedDetails, partsStream } from './details-answer.ts';
@@ -26,8 +27,8 @@ export const bundleDetailsRoutes: Routes = async (app, { config, metrics }) => {
           'come from the option’s current price book, only when it is not deleted and effective at `at` ' +
           '(start <= at < end); otherwise they are {}. The ETag is a hash of the answer: with If-None-Match ' +
           'naming it, an unchanged answer is a 304. A cached answer keeps its br and gzip forms beside it, so a ' +
-          'compressed answer costs no more than a plain one; one not kept (another `at`) is compressed as it is ' +
-          'built. An answer over ANSWER_MAX_BYTES is 422 answer_too_large, ' +
+          'compressed answer costs no more than a plain one; one not kept (another `at`) is compressed for its ' +
+          'request alone. An answer over ANSWER_MAX_BYTES is 422 answer_too_large, ' +
           'decided while it is built: ask for fewer bundles or properties. Building waits its turn among ' +
           'HEAVY_ANSWERS_AT_ONCE at a time; 503 with Retry-After when HEAVY_ANSWERS_QUEUED already wait.',
         tags: tag(
@@ -43,19 +44,29 @@ export const bundleDetailsRoutes: Routes = async (app, { config, metrics }) => {
       },
     },
     async (request, reply) => {
-      const { parts, bytes, etag, coding } = await bundleDetailsBytes(request.scope, {
+      const { parts, bytes, etag, kept } = await bundleDetailsBytes(request.scope, {
         query: request.query,
         cache,
-        accepts: preferredCoding(request.headers['accept-encoding']),
       });
-      // Already serialized, and compressed where the client takes it.
       reply.header('etag', etag).type('application/json; charset=utf-8');
-      if (coding !== null) sentEncoded(request, reply, coding);
-      const [body] = parts;
-      if (parts.length === 1 && body) return serialized(body);
+      const coding = bytes < minCompressedBytes ? null : preferredCoding(request.headers['accept-encoding']);
+      let sent = parts;
       if (coding === null) sentPlain(request, reply);
-      reply.header('content-length', bytes);
-      return serialized(partsStream(parts));
+      else {
+        sentEncoded(request, reply, coding);
+        // A kept answer's compressed forms are kept beside it; another's is compressed for this request alone.
+        sent =
+          kept === null || cache === null
+            ? await compressParts(parts, coding, 'each')
+            : await encodedOnce(kept.entry, coding, (made) => cache.grow(kept.key, kept.entry, made));
+      }
+      const [body] = sent;
+      if (sent.length === 1 && body) return serialized(body);
+      reply.header(
+        'content-length',
+        coding === null ? bytes : sent.reduce((sum, part) => sum + part.byteLength, 0),
+      );
+      return serialized(partsStream(sent));
     },
   );
 };

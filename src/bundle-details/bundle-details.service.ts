@@ -5,7 +5,6 @@ import { toAdjustment, toPrice } from '../catalogue/stored-prices.ts';
 import { throughStamps } from '../catalogue/through-stamps.ts';
 import type { Db } from '../db/database.ts';
 import { invalid } from '../problems.ts';
-import { type Coding, compressParts, minCompressedBytes } from '../shared/compression.ts';
 import { AnswerBudget } from '../shared/heavy-answers.ts';
 import { normaliseInstant } from '../shared/instants.ts';
 import { MAX_PROPERTY_NAME_LENGTH, MAX_PROPERTY_NAMES } from '../shared/schemas.ts';
@@ -208,8 +207,6 @@ function budgetFor(request: DetailsRequest, maxBytes: number): AnswerBudget {
 /** What a reading makes of the bundles it builds, each handed to `add` as its round is built. */
 interface DetailsSink {
   add(details: BundleDetails): void;
-  afterRound?(): Promise<void>;
-  abandon?(): void;
 }
 
 interface Built<S extends DetailsSink> {
@@ -269,9 +266,7 @@ async function buildDetails<S extends DetailsSink>(
           if (found) built.answer.add(found);
           else built.notFound.push(id);
         }
-        await built.answer.afterRound?.();
       },
-      abandon: () => built.answer.abandon?.(),
       result: () => built,
     };
   });
@@ -300,33 +295,9 @@ export async function getBundleDetails(
   });
 }
 
-/**
- * A cached answer in `coding`, compressed once per version: the first request for that coding makes it (the others
- * wait for the same), and the cache then counts its bytes.
- */
-function encodedParts(
-  cache: StampedCache<CachedDetails>,
-  key: string,
-  entry: CachedDetails,
-  coding: Coding,
-): Promise<Buffer[]> {
-  entry.encoded ??= {};
-  const encoded = entry.encoded;
-  const made = encoded[coding];
-  if (made) return made;
-  const making = compressParts(entry.parts, coding, 'once').then(
-    (parts) => {
-      const bytes = parts.reduce((sum, part) => sum + part.byteLength, 0);
-      cache.grow(key, entry, bytes);
-      return parts;
-    },
-    (error: unknown) => {
-      delete encoded[coding];
-      throw error;
-    },
-  );
-  encoded[coding] = making;
-  return making;
+/** A details answer's bytes; when kept in the cache, the entry and its key, for the route to keep compressed forms. */
+export interface DetailsBytes extends WrittenAnswer {
+  kept: { key: string; entry: CachedDetails } | null;
 }
 
 /**
@@ -336,23 +307,18 @@ function encodedParts(
  * it was, read again here in one indexed query, and no book's effective window has opened or closed since
  * (StampedCache.through). The triggers keep tree_version in the writing transaction, so this holds across
  * instances on one database. The request's `key`, when unconfirmed, is confirmed by that same query (by a lookup of
- * its own otherwise). An answer of 1 KB or more goes out in the coding the client `accepts`: a kept one's
- * compressed forms are kept beside it, and one not kept (for another instant `at`) is compressed as it is built.
+ * its own otherwise).
  */
 export async function bundleDetailsBytes(
   scope: RequestScope,
-  {
-    query,
-    cache,
-    accepts,
-  }: { query: BundleDetailsQuery; cache: StampedCache<CachedDetails> | null; accepts: Coding | null },
-): Promise<WrittenAnswer> {
+  { query, cache }: { query: BundleDetailsQuery; cache: StampedCache<CachedDetails> | null },
+): Promise<DetailsBytes> {
   const { db, limits } = scope;
   const accountId = scope.account.id;
   const request = parseQuery(query);
   // Built and serialized within the gate: both take the time and memory it bounds. A cached answer does not wait.
   // Each bundle is serialized as soon as its round is built, so only one round's objects are held at a time.
-  const build = (at: string, coding: Coding | null) =>
+  const build = (at: string) =>
     limits.gate.run(accountId, async () => {
       const built = await buildDetails(
         db,
@@ -360,28 +326,25 @@ export async function bundleDetailsBytes(
         accountId,
         request,
         at,
-        () => new DetailsAnswer(coding),
+        () => new DetailsAnswer(),
       );
-      return { ...built, written: await built.answer.finish(built.notFound) };
+      return { ...built, written: built.answer.finish(built.notFound) };
     });
   if (request.at !== null || cache === null) {
     await confirmScopeKey(scope);
-    return (await build(request.at ?? scope.now().toISOString(), accepts)).written;
+    return { ...(await build(request.at ?? scope.now().toISOString())).written, kept: null };
   }
-  const entryKey = JSON.stringify([accountId, query.bundleIds, query.properties ?? null]);
+  const key = JSON.stringify([accountId, query.bundleIds, query.properties ?? null]);
   const { entry } = await throughStamps(scope, {
     cache,
     bundleIds: request.ids,
-    entryKey,
+    entryKey: key,
     build: async (at) => {
-      const { written, books, stamps } = await build(at, null);
+      const { written, books, stamps } = await build(at);
       const { parts, bytes, etag } = written;
       return { value: { parts, bytes, etag, weight: bytes }, books, stamps };
     },
   });
   const { parts, bytes, etag } = entry;
-  const coding = bytes < minCompressedBytes ? null : accepts;
-  if (coding === null) return { parts, bytes, etag, coding };
-  const encoded = await encodedParts(cache, entryKey, entry, coding);
-  return { parts: encoded, bytes: encoded.reduce((sum, part) => sum + part.byteLength, 0), etag, coding };
+  return { parts, bytes, etag, kept: { key, entry } };
 }

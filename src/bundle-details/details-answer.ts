@@ -1,8 +1,6 @@
-import { once } from 'node:events';
-import { Readable, type Transform } from 'node:stream';
-import { finished } from 'node:stream/promises';
+import { Readable } from 'node:stream';
 import type { Stamped } from '../catalogue/stamped-cache.ts';
-import { type Coding, compressor, minCompressedBytes } from '../shared/compression.ts';
+import type { EncodedForms } from '../shared/compression.ts';
 import { partsTagger } from '../shared/etags.ts';
 import type { BundleDetails } from './bundle-details.schemas.ts';
 
@@ -15,37 +13,27 @@ export interface CachedDetails extends Stamped {
   bytes: number;
   etag: string;
   /** The answer compressed, each coding made once, when first asked for; the weight counts each once made. */
-  encoded?: Partial<Record<Coding, Promise<Buffer[]>>>;
+  encoded?: EncodedForms;
 }
 
-/** A details answer as written: its bytes in order, how many, their ETag, and the coding they are in. */
+/** A details answer as written: its bytes in order, how many, and their ETag. */
 export interface WrittenAnswer {
   parts: Buffer[];
   bytes: number;
-  /** The plain answer's tag, whatever coding the parts are in. */
   etag: string;
-  coding: Coding | null;
 }
 
 /**
- * The bytes JSON.stringify would make of `{ bundles, notFound }`, each bundle serialized as its round builds
- * it (bundles-details of 100 large bundles is 14 MB): hashed for the ETag as they come and, when `coding` names
- * one, compressed as they come once the answer reaches minCompressedBytes, so that an answer the client takes
- * compressed is never held whole in its plain form, nor copied into one buffer. A reading abandoned (a round saw a
- * bundle change, or the answer went over its budget) stops its compressor.
+ * The bytes JSON.stringify would make of `{ bundles, notFound }`, each bundle serialized as its round builds it and
+ * hashed for the ETag as it comes, so a large answer is never copied into one buffer.
  */
 export class DetailsAnswer {
-  readonly #coding: Coding | null;
   readonly #tagger = partsTagger();
-  #plain: Buffer[] = [];
-  #plainBytes = 0;
-  #compressor: Transform | null = null;
-  readonly #encoded: Buffer[] = [];
-  #encodedBytes = 0;
+  readonly #parts: Buffer[] = [];
+  #bytes = 0;
   #bundles = 0;
 
-  constructor(coding: Coding | null) {
-    this.#coding = coding;
+  constructor() {
     this.#write(opening);
   }
 
@@ -54,50 +42,15 @@ export class DetailsAnswer {
     this.#write(Buffer.from(JSON.stringify(details)));
   }
 
-  /**
-   * Waits while the compressor holds more than its buffer's worth: called between rounds, so that a build faster
-   * than its compression does not queue the answer in front of it.
-   */
-  async afterRound(): Promise<void> {
-    if (this.#compressor?.writableNeedDrain) await once(this.#compressor, 'drain');
-  }
-
-  async finish(notFound: string[]): Promise<WrittenAnswer> {
+  finish(notFound: string[]): WrittenAnswer {
     this.#write(Buffer.from(`],"notFound":${JSON.stringify(notFound)}}`));
-    const etag = this.#tagger.tag();
-    const compressor = this.#compressor;
-    if (compressor === null) return { ...joinedWhenSmall(this.#plain, this.#plainBytes), etag, coding: null };
-    compressor.end();
-    await finished(compressor);
-    return { ...joinedWhenSmall(this.#encoded, this.#encodedBytes), etag, coding: this.#coding };
-  }
-
-  abandon(): void {
-    this.#compressor?.destroy();
+    return { ...joinedWhenSmall(this.#parts, this.#bytes), etag: this.#tagger.tag() };
   }
 
   #write(bytes: Buffer): void {
     this.#tagger.update(bytes);
-    if (this.#compressor !== null) {
-      this.#compressor.write(bytes);
-      return;
-    }
-    this.#plain.push(bytes);
-    this.#plainBytes += bytes.length;
-    if (this.#coding !== null && this.#plainBytes >= minCompressedBytes) this.#startCompressing(this.#coding);
-  }
-
-  #startCompressing(coding: Coding): void {
-    const stream = compressor(coding, 'each');
-    // A failure surfaces where finish() waits for the stream; until then it must not go unheard.
-    stream.on('error', () => {});
-    stream.on('data', (chunk: Buffer) => {
-      this.#encoded.push(chunk);
-      this.#encodedBytes += chunk.length;
-    });
-    for (const part of this.#plain) stream.write(part);
-    this.#plain = [];
-    this.#compressor = stream;
+    this.#parts.push(bytes);
+    this.#bytes += bytes.length;
   }
 }
 

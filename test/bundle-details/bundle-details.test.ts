@@ -379,18 +379,17 @@ describeEachDatabase('bundle details', (ctx) => {
     }
   });
 
-  test('an answer compressed as it is built keeps nothing of a reading given up', async () => {
+  test('an answer built in rounds keeps nothing of a reading given up', async () => {
     const large = await largeBundles();
     const ids = large.map((l) => l.bundle.id);
     const query = { bundleIds: ids.join(','), at: new Date().toISOString() };
     const renaming = renamingAfterFirstRead(large[0]?.option.products[0].id as string);
     try {
       const scope = scopeOutsideHttp(renaming.db, 'acme', limitsOf(ctx.config));
-      const written = await bundleDetailsBytes(scope, { query, cache: null, accepts: 'gzip' });
+      const written = await bundleDetailsBytes(scope, { query, cache: null });
       assert.ok(renaming.reads.bundleReads > ids.length, 'the rounds ran again');
-      assert.equal(written.coding, 'gzip');
       const plain = await details(query);
-      assert.equal(gunzipSync(Buffer.concat(written.parts)).toString('utf8'), plain.text);
+      assert.equal(Buffer.concat(written.parts).toString('utf8'), plain.text);
       assert.equal(written.etag, bytesTag(plain.text));
       assert.equal(plain.body.bundles[0].addOns[0].products[0].properties.name, 'renamed');
     } finally {

@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { test } from 'node:test';
-import { type Metric, Registry } from 'prom-client';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { seedDemo } from '../../src/demo/seed-demo.ts';
-import { RequestDurations } from '../../src/http/metrics.ts';
 import { packageVersion } from '../../src/version.ts';
 import { DISABLE_AFTER_MS } from '../../src/webhooks/webhooks.worker.ts';
 import { describeEachDatabase, otherInstance } from '../helpers/app.ts';
@@ -63,34 +61,6 @@ async function freePort(): Promise<number> {
   if (address === null || typeof address === 'string') throw new Error('no port');
   return address.port;
 }
-
-test('request durations: cumulative buckets by bound, +Inf, sum and count, in the Prometheus text format', async () => {
-  const registry = new Registry();
-  const durations = new RequestDurations('d_seconds', 'durations', [0.001, 0.01, 1]);
-  registry.registerMetric(durations as unknown as Metric);
-  for (const seconds of [0.0005, 0.001, 0.003, 0.5, 20]) durations.observe('GET', '/v1/x/:id', 200, seconds);
-  durations.observe('POST', '/v1/x', 422, 0.002);
-  const samples = parseExposition(await registry.metrics());
-  const get = { method: 'GET', route: '/v1/x/:id', status_code: '200' };
-  const buckets = ['0.001', '0.01', '1', '+Inf'].map((le) =>
-    sampleValue(samples, 'd_seconds_bucket', { ...get, le }),
-  );
-  // A value on a bound counts in that bound's bucket (le: less than or equal).
-  assert.deepEqual(buckets, [2, 3, 4, 5]);
-  assert.equal(sampleValue(samples, 'd_seconds_count', get), 5);
-  assert.ok(Math.abs((sampleValue(samples, 'd_seconds_sum', get) ?? 0) - 20.5045) < 1e-9);
-  assert.equal(
-    sampleValue(samples, 'd_seconds_bucket', {
-      method: 'POST',
-      route: '/v1/x',
-      status_code: '422',
-      le: '0.001',
-    }),
-    0,
-  );
-  assert.equal(sampleValue(samples, 'd_seconds_count', { status_code: '422' }), 1);
-  assert.match(await registry.metrics(), /^# TYPE d_seconds histogram$/m);
-});
 
 describeEachDatabase('GET /metrics', (ctx) => {
   const scrape = async () => {

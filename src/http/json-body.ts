@@ -1,5 +1,4 @@
 import { isUtf8 } from 'node:buffer';
-import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 import { errorCodes, type FastifyInstance } from 'fastify';
 import {
@@ -24,44 +23,13 @@ const tooManyItems = (at: string, maxItems: number) =>
 const structureRefusal = (problem: StructuralProblem): Error =>
   problem.kind === 'too_deep' ? tooDeep() : tooManyItems(problem.pointer, problem.maxItems);
 
-/**
- * The slot of Node's HTTP parser that it calls with each piece of a request's body, or undefined on a Node that does
- * not say (the parser is Node's internals, not its API: without the slot, stopBodyCopies does nothing).
- */
-const parserBodySlot = (() => {
-  const { HTTPParser } = createRequire(import.meta.url)('_http_common') as {
-    HTTPParser?: { kOnBody?: unknown };
-  };
-  return typeof HTTPParser?.kOnBody === 'number' ? HTTPParser.kOnBody : undefined;
-})();
-
-/**
- * Has Node's HTTP parser stop handing over the rest of a refused body, which is read only to be dropped. It copies
- * each piece into a new Buffer of up to 64 KB, which goes back only when V8 next collects: four clients posting
- * refused 698 KB bodies as fast as they were answered kept 14-23 MB of them in flight (the bench's hostile
- * scenario, the quote attack alone on SQLite; 1-2 MB without the copies). The parser still reads the body through,
- * so the connection ends as before. Node keeps its parsers for other connections once this one closes, and the
- * slot is put back then.
- */
-function stopBodyCopies(socket: Socket): void {
-  const parser = (socket as Socket & { parser?: Record<number, unknown> | null }).parser;
-  if (parserBodySlot === undefined || !parser) return;
-  const onBody = parser[parserBodySlot];
-  parser[parserBodySlot] = null;
-  socket.once('close', () => {
-    parser[parserBodySlot] = onBody;
-  });
-}
-
 /** How long a connection whose body was refused while it arrived is read on, and dropped, after the answer. */
 const LINGER_MS = 5_000;
 
 /**
- * Closes the connection of a body refused while it arrives without losing the answer. Closing a socket whose
- * client is still sending makes the kernel reset the connection, and a reset can reach the client before it has
- * read the answer: a client writing the rest of a 698 KB body met EPIPE instead of its 400. So, as web servers do
- * (nginx's lingering close), the answer goes out with the end of the service's side, what the client still sends
- * is read and dropped, and the connection closes once the client ends its side, or after LINGER_MS at most.
+ * Closes the connection of a body refused while it arrives without losing the answer: closing on a client still
+ * sending resets the connection, which can overtake the answer. As nginx's lingering close does, the rest is read
+ * and dropped until the client ends its side, or LINGER_MS passes.
  */
 function lingerAfterAnswer(socket: Socket): void {
   const closeAsUsual = socket.destroySoon;
@@ -76,22 +44,14 @@ function lingerAfterAnswer(socket: Socket): void {
     socket.once('end', () => socket.destroy());
     socket.once('close', () => clearTimeout(timer));
     socket.end();
-    stopBodyCopies(socket);
     socket.resume();
   };
 }
 
 /**
- * application/json is the only body the service reads; without a parser for anything else, Fastify answers 415.
- * An empty body counts as no body, so a body-less POST that still says application/json is not refused; a route
- * that needs a body then reports it missing.
- *
- * The body's structure is read as its pieces arrive (StructureScan): a body nested too deep, or holding an array
- * past its bound, is refused at the piece that shows it. The answer goes out at once, with Connection: close (as
- * Fastify answers every body refused while it is read), so the rest is neither waited for nor kept; what still
- * arrives is dropped until the client ends the connection (lingerAfterAnswer). The route's
- * bodyLimit, which Fastify holds a body it collects to, is held here; Node's HTTP parser ends a body at its
- * Content-Length, and a body cut short ends in an error instead.
+ * JSON is the only body read (others get 415; an empty one counts as none). Its structure is checked as it arrives
+ * (StructureScan), so a body too deep, too long or past an array's bound is refused at the piece that shows it,
+ * without waiting for or keeping the rest; the route's bodyLimit is held here, as Fastify's own parser would.
  */
 export function registerJsonBody(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error');

@@ -174,8 +174,8 @@ describeEachDatabase(
     });
 
     test('after a body refused while it arrived, the next connection has its body read whole', async () => {
-      // The refused body's rest is read with the parser's body callback off (stopBodyCopies); Node hands that
-      // parser to the next connection once the refused one closes, and a callback left off would lose its body.
+      // Node hands the refused connection's parser to the next connection once it closes: nothing done to the
+      // refused one may lose the next one's body.
       const refused = parse(
         await exchange(port, quotePost(ctx.key, opening.length + rest.length, opening + rest)),
       );

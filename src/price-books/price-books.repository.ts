@@ -336,7 +336,7 @@ const searchStatement = shapedStatement(
         )
         // SQLite has no statistics: it reads the option's products in display order, each looked up in the book, or
         // the trigram index's matches by rowid. PostgreSQL gets the book's id, not its option (a value from another
-        // row plans as an average), to weigh the book's size against `q`. Materialized: the count and page read it once.
+        // row plans as an average) to weigh the book's size against `q`. Materialized: the count and page read it once.
         .with(
           (cte) => cte('matches').materialized(),
           (qb) => {

@@ -52,10 +52,9 @@ function describe(error: unknown): string {
 const MAX_ANSWER_BYTES = 64 * 1024;
 
 /**
- * POSTs one signed event: resolves and checks the destination, then waits up to timeoutMs in all (name lookup
- * included) for the response headers. A 2xx is a success; anything else, a redirect included, is a failure with
- * its reason. Up to MAX_ANSWER_BYTES of the answer's body are read and dropped, within the same timeoutMs, so the
- * connection can be reused; a longer or slower body costs the connection, never more time or memory.
+ * POSTs one signed event: resolves and checks the destination, then waits up to timeoutMs in all for the response
+ * headers; only a 2xx succeeds, a redirect fails. Up to MAX_ANSWER_BYTES of the body are read and dropped in the same
+ * time so the connection can be reused: a longer or slower body costs the connection, never more time or memory.
  */
 export async function send(options: SendOptions): Promise<AttemptOutcome> {
   const started = performance.now();

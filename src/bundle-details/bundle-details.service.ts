@@ -250,9 +250,9 @@ async function buildDetails<S extends DetailsSink>(
         for (const [id, stamp] of stamps) built.stamps.set(id, stamp);
         return stamps;
       },
-      // Reading a round, building its bundles and serializing them are each tens of milliseconds of synchronous
-      // work for a large round: run as one task, they made every other request, /healthz included, wait for all
-      // three. The building waits a turn of the event loop, and so does serializing, outside the snapshot.
+      // Reading a round, building its bundles and serializing them are each long synchronous work for a large round:
+      // as one task, they made every other request, /healthz included, wait for all three. The building waits a turn
+      // of the event loop, and so does serializing, outside the snapshot.
       afterRound: async () => {
         if (read === null) return;
         const { ids, rows } = read;

@@ -27,8 +27,8 @@ const busyTimeoutMs = 5000;
 
 /**
  * A row as Kysely's SQLite dialect expects it, a plain object. node:sqlite makes its rows objects without a
- * prototype, which V8 keeps as hash tables: some 700 bytes for a price row of six short columns, most of what an
- * export allocated. The same names set in the same order on `{}` share one hidden class, a third of that.
+ * prototype, which V8 keeps as hash tables, most of what an export allocated; the same names set in the same order
+ * on `{}` share one hidden class and take far less.
  */
 function toObject(
   names: readonly string[],

@@ -60,8 +60,8 @@ export async function send(options: SendOptions): Promise<AttemptOutcome> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   // A timer and a listener of our own, both let go when the attempt ends: AbortSignal.timeout would keep each
-  // attempt's signals, listeners and timer alive for the whole timeout after a success (at 560 deliveries a second,
-  // some 5,000 attempts' worth at any time).
+  // attempt's signals, listeners and timer alive for the whole timeout after a success, thousands of attempts' worth
+  // at a busy rate.
   const attempt = new AbortController();
   const { signal } = attempt;
   let timedOut = false;

@@ -1,9 +1,6 @@
-// The project's TypeScript, loaded stripped of its types from a cache of its own (bin/cpq.js). JavaScript, since
-// it runs before any TypeScript can load. Node strips types with its TypeScript parser, ~17 MB that then stays for
-// the life of the process. Node's compile cache spares a later start the parser, but keeps every module's entry,
-// ~7 MB for the ~1,400 modules the service loads, for the life of the process too: RSS right after start was
-// ~102 MiB with it and is ~94 MiB with this. Only the stripped text of the project's own files is kept, on disk, named by a
-// hash of the Node version and the source: a file changed, or a new Node, is stripped again.
+// The project's TypeScript, loaded stripped of its types from a cache of its own on disk (bin/cpq.js); JavaScript,
+// since it runs before any TypeScript can. Node's type stripper and its compile cache both stay resident for the
+// process's life; this keeps only the stripped text, named by a hash of the Node version and the source.
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { registerHooks, stripTypeScriptTypes } from 'node:module';

@@ -1,9 +1,6 @@
-// `npm run fuzz`: the long run of test/fuzz (thousands of request chains) on each database, then the faults of
-// test/faults with more cycles, including the PostgreSQL restart that npm test leaves out, and the pricing properties
-// with 20 times their runs. Without --seed it draws a new seed per database and per search (npm test runs the
-// committed ones: test/fuzz/seeds.ts, and each property test's own). Prints progress on stderr and the
-// figures at the end, with the seed and a replay command for any failure; exits 1 on any failure.
-//   npm run fuzz -- --runs 5000 --db both --kill-cycles 5 [--seed N] [--no-faults] [--configure-runs N]
+// `npm run fuzz` (options: the usage line below): test/fuzz's long run on each database, test/faults with more
+// cycles (and the PostgreSQL restart npm test leaves out) and the property checks (pricing, configure, catalogue
+// files) with more runs, on fresh seeds unless --seed. Prints each failure's seed and replay command; exits 1 on any.
 import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import fc from 'fast-check';

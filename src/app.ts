@@ -110,9 +110,9 @@ export async function buildApp({ config, database, limits = limitsOf(config) }: 
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
-  // Response schemas document the API and are checked by the tests and the fuzzer; serialization itself is plain
-  // JSON.stringify. fast-json-stringify compiled a serializer per route and status (~45 MB at start-up) and ran
-  // Ajv for every adjustment to pick its anyOf branch, slower than JSON.stringify on the larger answers.
+  // Response schemas document the API and are checked by the tests and the fuzzer; serialization is plain
+  // JSON.stringify: fast-json-stringify compiled a serializer per route and status at start-up, and ran Ajv for every
+  // adjustment to pick its anyOf branch, slower than JSON.stringify on the larger answers.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   keepRouteOptions(app);
   registerJsonBody(app);

@@ -1,13 +1,9 @@
 import { type Static, type TSchema, type TUnsafe, Type } from 'typebox';
 
 /**
- * Named schemas, the components of the OpenAPI document. A resource, a request body or a page is declared once with
- * `component`, under the name it has in the document (components.schemas.<name>), and is used everywhere else, in
- * routes and inside other schemas, through the reference `component` returns: the document then says
- * `$ref: '#/components/schemas/<name>'`, so a code generator gives it one named type, and the schema is written
- * out once instead of at every use. The reference is typed as the schema, so `Static` and Fastify's type provider
- * see the full type. The app registers every component with Fastify (for the document) and with the validators,
- * which resolve the references (src/http/validation.ts).
+ * Named schemas, the OpenAPI document's components: declared once with `component` and used everywhere through the
+ * `$ref` it returns (typed as the schema, for `Static` and the type provider), so generators make one named type.
+ * The app registers each with Fastify and with the validators, which resolve the references (src/shared/validation.ts).
  */
 
 const declared = new Map<string, TSchema>();
@@ -31,9 +27,8 @@ export function components(): TSchema[] {
 }
 
 /**
- * A component that is one of several components, told apart by the value of one property of theirs. The document
- * maps each value to its component (an OpenAPI discriminator), so generators make a tagged union. Validation reads
- * it as a plain oneOf, and each member fixes another value of the property, so a value matches one member at most:
+ * One of several components told apart by one property's value (an OpenAPI discriminator: generators make a tagged
+ * union). Validated as a plain oneOf; each member fixes another value of the property, so at most one matches and
  * the problems reported are those an anyOf of the members would report.
  */
 export function taggedUnion<T extends TUnsafe>(

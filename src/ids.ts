@@ -22,9 +22,9 @@ export type IdKind = keyof typeof idPrefixes;
 let lastTime = 0;
 let lastRandom: Uint8Array = new Uint8Array(10);
 
-// Every request gets an id, so drawing its random part is on the hot path: a call into the system's generator
-// costs ~3.5 µs, a slice of a pool filled once per 400 draws ~0.13 µs. The slice is a copy, so a refill never
-// changes an id's random part while later ids of the same millisecond increment it.
+// Every request draws an id, so its random part is sliced from a pool that one call into the system's generator
+// fills, not drawn by a call of its own. The slice is a copy, so a refill never changes an id's random part while
+// later ids of the same millisecond increment it.
 const randomPool = new Uint8Array(4096);
 let randomPoolUsed = randomPool.length;
 
@@ -37,8 +37,8 @@ function drawRandom(length: number): Uint8Array {
   return randomPool.slice(randomPoolUsed - length, randomPoolUsed);
 }
 
-// An id is written into this buffer and read out as one string: built a character at a time it cost every request
-// ~1 KB of short-lived strings and a typed array (the allocation profile of a warm details answer).
+// An id is written into this buffer and read out as one string: built a character at a time, it made short-lived
+// strings and a typed array on every request.
 const alphabetCodes = Buffer.from(ALPHABET, 'latin1');
 const TIME_CHARS = 10;
 const RANDOM_CHARS = 16;

@@ -1,9 +1,6 @@
 /**
- * A Map kept in the order its entries were last used, least recent first, for the caches that let their least
- * recently used entries go (Map keeps insertion order, so re-inserting an entry makes it the most recent). set()
- * puts an entry last, held before or not. touch() leaves the entry set last where it is: each delete leaves a hole
- * that the Map's table fills up with, and clearing the holes allocates a new table, ~0.7 KB a hit when one entry
- * takes every request.
+ * A Map kept least recently used first, for the caches that let their oldest entries go. touch() leaves the entry
+ * set last where it is: moving it by delete and set leaves holes in the Map's table, whose clearing allocates.
  */
 export class RecencyMap<V> extends Map<string, V> {
   #newest: string | undefined;

@@ -6,10 +6,9 @@ import { openDatabase, prepareStore } from './db/store.ts';
 import { settleHeap } from './heap.ts';
 import type { WorkerRole } from './server.ts';
 
-// `cpq serve --workers N`: N processes of the service on one port (node:cluster; the primary hands connections out
-// in turn). Each worker is a whole service with its own pool and caches; the caches stay coherent across workers as
-// across instances, by the stamps every read checks against the database. The primary owns the schema (it migrates
-// once, before any worker starts), restarts a worker that dies, and stops them all on SIGTERM or SIGINT.
+// `cpq serve --workers N`: N processes of the service on one port (node:cluster), each with its own pool and caches,
+// kept coherent by the stamps every read checks, as across instances. The primary migrates once before any worker
+// starts, restarts a worker that dies, and stops them all on SIGTERM or SIGINT.
 
 const stopMessage = 'cpq:stop';
 

@@ -218,10 +218,9 @@ interface Built<S extends DetailsSink> {
 }
 
 /**
- * The asked bundles read at `at` and built in rounds, one committed state (readInRounds), each handed to the
- * reading's sink (`newSink()`, which serializes it, say) as its round is built, within `maxBytes`: 422
- * answer_too_large as soon as the answer passes it. With properties named, every product's and every header's map
- * holds each name: an answer that cannot fit on the count of products alone is refused before any of it is read.
+ * The asked bundles read at `at` in rounds of one committed state (readInRounds), each round handed to the sink as it
+ * is built. 422 answer_too_large as soon as the answer passes `maxBytes`, or before anything is read when the count of
+ * products alone, with every named property, cannot fit.
  */
 async function buildDetails<S extends DetailsSink>(
   db: Db,
@@ -251,9 +250,9 @@ async function buildDetails<S extends DetailsSink>(
         for (const [id, stamp] of stamps) built.stamps.set(id, stamp);
         return stamps;
       },
-      // Reading a round, building its bundles and serializing them are each tens of milliseconds of synchronous
-      // work for a large round: run as one task, they made every other request, /healthz included, wait for all
-      // three. The building waits a turn of the event loop, and so does serializing, outside the snapshot.
+      // Reading a round, building its bundles and serializing them are each long synchronous work for a large round:
+      // as one task, they made every other request, /healthz included, wait for all three. The building waits a turn
+      // of the event loop, and so does serializing, outside the snapshot.
       afterRound: async () => {
         if (read === null) return;
         const { ids, rows } = read;
@@ -301,13 +300,9 @@ export interface DetailsBytes extends WrittenAnswer {
 }
 
 /**
- * The details answer as bytes, with its ETag, built within `limits`. Serialized with JSON.stringify: the response
- * schema's adjustment union makes fast-json-stringify run a validator per value. Answers for now are kept in
- * `cache`, keyed by the query as asked, and reused only while every asked bundle's (version, tree_version) is what
- * it was, read again here in one indexed query, and no book's effective window has opened or closed since
- * (StampedCache.through). The triggers keep tree_version in the writing transaction, so this holds across
- * instances on one database. The request's `key`, when unconfirmed, is confirmed by that same query (by a lookup of
- * its own otherwise).
+ * The details answer as bytes with its ETag, built within `limits`, and kept in `cache` while every asked bundle's
+ * stamps hold and no book's window has opened or closed (StampedCache.through); the statement that reads the stamps
+ * also confirms an unconfirmed key. docs/api.md, "Bundle details, quote and search caches".
  */
 export async function bundleDetailsBytes(
   scope: RequestScope,

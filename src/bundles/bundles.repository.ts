@@ -14,7 +14,7 @@ function everyColumn<const C extends readonly (keyof BundlesTable)[]>(
 
 /**
  * Every column of a bundle's row, named: a list statement's text then says each column it returns, which
- * src/db/sqlite-driver.ts would otherwise ask SQLite for after every run of a `*` (16 µs of a page's ~60).
+ * src/db/sqlite-driver.ts would otherwise ask SQLite for after every run of a `*`.
  */
 const bundleColumns = everyColumn([
   'account_id',
@@ -116,12 +116,9 @@ interface PageValues extends Record<string, unknown> {
 }
 
 /**
- * The page, from the key's row: the statement also says whether the key is still live, on an empty page too.
- * PostgreSQL joins the key's row to the page (bundlePageQuery) as a subquery, whose plan stops at the limit; a flat
- * join there would be sorted whole. SQLite would copy that subquery's rows into a table of its own first (a third of
- * the statement's time), so it joins the bundles themselves: the key's row is one, by its primary key, so SQLite
- * reads the page in id order from the same index and stops at the limit. Exported unexecuted so the plan can be
- * checked.
+ * The page, from the key's row, so the statement says whether the key is live, on an empty page too. PostgreSQL joins
+ * the page as a subquery, whose plan stops at the limit; SQLite would copy that subquery into a table first, so it
+ * joins the bundles, read in id order and stopped at the limit. Exported unexecuted so its plan can be checked.
  */
 export const pageWithKey = shapedStatement(
   (values: PageValues) => ({

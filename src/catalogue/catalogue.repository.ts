@@ -19,12 +19,9 @@ export function isLive(
 }
 
 /**
- * The catalogue of some bundles as stored: everything bundle details, quotes and configurations read, in four
- * queries whatever their number: the bundles; their
- * options with each one's current price book; the options' products with their entry in a live book; the
- * prices of the live books. Each query starts from the ids the previous one found, and its joins are left joins
- * on a key of the joined table, so SQLite, which keeps no statistics unless ANALYZE runs, can only plan index
- * lookups, and PostgreSQL chooses by its statistics. `currency`, when given, limits the prices.
+ * The catalogue of some bundles as stored, in four queries whatever their number (bundles; options with their current
+ * book; products with their entry in a live book; the live books' prices), each from the ids the last found, by left
+ * joins on a key, so SQLite, without statistics, can only plan index lookups. `currency` limits the prices.
  */
 export async function loadCatalogueRows(
   db: Executor,

@@ -2,10 +2,9 @@ import type { Db, Executor } from '../db/database.ts';
 import { readSnapshot } from '../db/snapshot.ts';
 import { countProductsOfBundles, loadStamps } from './catalogue.repository.ts';
 
-// A read of many bundles (details, a quote's catalogue) runs in rounds of a few bundles, each in a snapshot of its
-// own, yielding to the event loop between rounds: read and built at once, a hundred large bundles are half a
-// second of synchronous SQLite and object building during which no other request, /healthz included, would be
-// answered. A round holds consecutive asked bundles of at most this many products in all (a larger bundle alone).
+// A read of many bundles (details, a quote's catalogue) runs in rounds, each in its own snapshot, yielding to the event
+// loop between them, so building many large bundles never holds off other requests, /healthz included. A round holds
+// consecutive asked bundles of at most this many products in all (a larger bundle alone).
 const PRODUCTS_PER_ROUND = 300;
 /** Rounds that saw a bundle change under them are read again; past this many tries, all in one snapshot. */
 const TRIES_IN_ROUNDS = 2;
@@ -49,13 +48,9 @@ export interface Reading<T> {
 }
 
 /**
- * What `begin()`'s reading makes of the bundles `ids`, read in rounds (see PRODUCTS_PER_ROUND) planned from one
- * count of each bundle's products, which `begin` is given (null for one bundle, which is never counted). The
- * result is one committed state although each round reads in a snapshot of its own: the bundles' stamps, which
- * move with anything their details are made of (as the caches rely on), are read again in one statement after
- * the last round, and the result stands only if every one is what its round read; it is then the state that
- * statement saw. Otherwise a new reading runs the rounds again, and in the end all in one snapshot, so a bundle
- * written without pause still gets read.
+ * What `begin()`'s reading makes of the bundles `ids`, in rounds planned from one count of each bundle's products
+ * (null for one bundle). One committed state although each round has its own snapshot: the stamps, read again after
+ * the last round, must be what each round read, else the rounds run again, and in the end all in one snapshot.
  */
 export async function readInRounds<T>(
   db: Db,

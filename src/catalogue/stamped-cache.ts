@@ -98,8 +98,7 @@ export class StampedCache<T extends Stamped> {
   /**
    * The entry under `key` while its stamps equal `stamps` (read now, in one statement) and `now` is before its
    * validUntil, else a new one from `build`, kept. `build` must read its stamps in the same snapshot as its data
-   * (readSnapshot): an entry then holds exactly one committed state and the stamps of that state, so equal stamps
-   * later mean nothing it was made of has changed since.
+   * (readSnapshot), so equal stamps later mean nothing the entry was made of has changed.
    */
   async through(key: string, stamps: Map<string, string>, now: number, build: () => Promise<T>): Promise<T> {
     const held = this.get(key);
@@ -107,10 +106,9 @@ export class StampedCache<T extends Stamped> {
       this.hits++;
       return held;
     }
-    // Requests that miss together (a cold start, or the first reads after a change) share one build instead of
-    // making one each, which for a large bundle would fill the heavy-answer gate and turn most of them away. The
-    // entry a build makes holds the state its own snapshot read: a request takes it only if it holds the state the
-    // request's stamps saw, the rule a hit follows, and otherwise builds its own.
+    // Requests that miss together share one build: one each would fill the heavy-answer gate and turn most away. A
+    // request takes the shared entry only if it holds the state its own stamps saw (the rule a hit follows), and
+    // otherwise builds its own.
     const underWay = this.#building.get(key);
     if (underWay !== undefined) {
       // A build that failed fails its own request only: this one builds again.

@@ -3,15 +3,9 @@ import { type CatalogueRows, loadStamps, loadStampsWithKey } from './catalogue.r
 import { nextBoundary, type Stamped, type StampedCache } from './stamped-cache.ts';
 
 /**
- * The entry `cache` holds under `entryKey` for the account's bundles `bundleIds`, or, when it no longer holds, a new
- * one that `build` makes from the catalogue as it is now (`at`), kept. The one stamp check of every cache of the
- * catalogue: the bundles' stamps are read in one statement, outside any transaction, so a hit costs no more;
- * `build` reads the data and its stamps in one snapshot (see StampedCache.through), and the entry lasts until the
- * next effective-date boundary of a book it involves. The scope's key, when unconfirmed, is confirmed by the same
- * statement, before anything is answered or built: a warm read is that one statement, or a share of it, since
- * requests for the same bundles with the same key that come in one turn of the event loop share one (SharedReads).
- * With the entry comes `now`, the moment (ms) it was found to hold: its text is made only by a caller that needs
- * it, since a hit needs none.
+ * The entry `cache` holds for the account's bundles `bundleIds`, or a new one `build` makes at `at`, kept: the one
+ * stamp check of every catalogue cache, one statement outside any transaction that also confirms an unconfirmed key,
+ * shared by like requests (SharedReads). With it comes `now`, when it was found to hold; a hit needs no text of it.
  */
 export async function throughStamps<T extends Stamped>(
   scope: RequestScope,

@@ -1,10 +1,7 @@
 /**
- * Statement texts that PostgreSQL runs as named prepared statements (src/db/connect.ts): each connection parses and
- * plans one once, then only binds and executes it, which takes a tenth off the server's CPU per statement. Only
- * fixed texts of the hottest reads are named: the server keeps each statement for the connection's life. The
- * server plans a statement again when a table it reads changes (a migration under a running service); when a
- * column it selects changes type, it refuses it, and the connection prepares it again under another name
- * (src/db/connect.ts). SQLite keeps every statement it is given (src/db/sqlite-driver.ts).
+ * Texts PostgreSQL runs as named prepared statements (src/db/connect.ts), parsed and planned once per connection: only
+ * fixed texts of the hottest reads, since the server keeps each for the connection's life. One whose selected column
+ * changed type is refused by the server, and prepared again under another name (src/db/connect.ts).
  */
 const names = new Map<string, string>();
 

@@ -48,10 +48,9 @@ const bundleOfRoot: Partial<Record<Root, (key: RootKey) => ReturnType<typeof sql
 };
 
 /**
- * Takes the write lock of a bundle (its row, on PostgreSQL; SQLite runs one transaction at a time). Every write
- * inside a bundle takes it first, so writers of one bundle queue there, and since the tree_version triggers
- * update the bundle row anyway, no write can hold a row of the bundle while waiting for the bundle itself: no
- * deadlock, deletes of the whole bundle included. Says whether the bundle exists.
+ * Takes a bundle's write lock (its row on PostgreSQL; SQLite runs one transaction at a time). Every write inside a
+ * bundle takes it first, and the tree_version triggers update the bundle row anyway, so no write holds a row of the
+ * bundle while waiting for the bundle: no deadlock, whole-bundle deletes included. Says whether the bundle exists.
  */
 export async function lockBundle(tx: Executor, accountId: string, bundleId: string): Promise<boolean> {
   return lockBundleWhere(tx, accountId, sql`${bundleId}`);
@@ -64,11 +63,9 @@ async function lockBundleWhere(tx: Executor, accountId: string, bundleId: Return
 }
 
 /**
- * Opens a write to a root: one conditional UPDATE moves its version on, and only from a version If-Match allows,
- * and returns the row as it now is. PostgreSQL re-checks the condition on the locked row, so of concurrent writers
- * holding the same ETag exactly one matches; SQLite serializes them. Answers undefined when the root does not
- * exist (the caller's 404), and throws StaleVersionError (412) when it exists at another version. Must run in the write's
- * transaction, before anything else of the root is read or written.
+ * Opens a write to a root: one conditional UPDATE moves its version on, only from a version If-Match allows, so of
+ * concurrent writers with one ETag exactly one matches (PostgreSQL re-checks the locked row). Undefined when the root
+ * does not exist (404); StaleVersionError (412) at another version. Run it first in the write's transaction.
  */
 export async function lockRoot<R extends Root>(
   tx: Executor,

@@ -1,10 +1,7 @@
 /**
- * What `q` of a price book search (GET /v1/pricebooks/{id}/pricedProducts) matches: an option product's productId
- * and its property values, not their names. They are stored lower-cased in option_products.search_text (migration
- * 0010), so that one statement finds, counts and pages the matches on either database: JavaScript's toLowerCase
- * folds all of Unicode the same everywhere, where SQLite's lower() folds ASCII only and PostgreSQL's follows the
- * database's locale. The texts are joined by U+001F (the unit separator), which no one types: a `q` holding it is
- * the one case where a match could span two texts.
+ * What `q` of a price book search matches: an option product's productId and property values, lower-cased by
+ * JavaScript (the same folding everywhere, unlike SQLite's lower() or PostgreSQL's locale) and joined by U+001F, which
+ * no one types. docs/decisions/priced-product-search.md.
  */
 const separator = '\u001f';
 

@@ -16,9 +16,9 @@ function bindable(parameters: ReadonlyArray<unknown>): SQLInputValue[] {
   return parameters.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : (p as SQLInputValue)));
 }
 
-// Kysely prepares every query anew. Compiling the SQL took ~8% of a cached details request, and each unfinalised
-// statement holds native memory V8 does not see until its wrapper is collected; the same few hundred statements
-// serve every request, so they are kept, the least recently used dropped past this many.
+// Kysely prepares every query anew, compiling its SQL each time, and each unfinalised statement holds native memory
+// V8 does not see until its wrapper is collected. The same few hundred statements serve every request, so they are
+// kept, the least recently used dropped past this many.
 const preparedStatementsKept = 256;
 
 /** How long a statement waits for another connection's lock (another process on the file) before it fails: the
@@ -27,8 +27,8 @@ const busyTimeoutMs = 5000;
 
 /**
  * A row as Kysely's SQLite dialect expects it, a plain object. node:sqlite makes its rows objects without a
- * prototype, which V8 keeps as hash tables: some 700 bytes for a price row of six short columns, most of what an
- * export allocated. The same names set in the same order on `{}` share one hidden class, a third of that.
+ * prototype, which V8 keeps as hash tables, most of what an export allocated; the same names set in the same order
+ * on `{}` share one hidden class and take far less.
  */
 function toObject(
   names: readonly string[],
@@ -40,10 +40,9 @@ function toObject(
 }
 
 /**
- * A prepared statement, whether it returns rows, and, where its text names every column it returns, their names.
- * Asking node:sqlite for them costs as much as a primary-key lookup. A `*` takes its names from the schema: when
- * another process has changed a table since (a migration), SQLite prepares the statement again as it runs, with
- * the new columns, so those are asked for after every run.
+ * A prepared statement, whether it returns rows, and its columns' names where its text names them all (asking
+ * node:sqlite costs a primary-key lookup). A `*`'s are asked after every run: SQLite prepares it again, with the new
+ * columns, when another process has changed the table since (a migration).
  */
 interface KeptStatement {
   statement: StatementSync;
@@ -111,12 +110,9 @@ function openSqlite(path: string): SqliteDatabase & { raw: DatabaseSync } {
 const SQLITE_BUSY = 5;
 
 /**
- * Kysely begins every SQLite transaction deferred: it takes the write lock at its first write, and when another
- * connection has committed since the transaction's first read, SQLite cannot upgrade it and fails at once with
- * SQLITE_BUSY, whatever the busy timeout. Write transactions here begin IMMEDIATE, taking the write lock before
- * they read; read-only ones (readSnapshot) stay deferred, their snapshot taken at their first read. The wait for
- * the lock yields to the event loop rather than sleeping in SQLite's busy handler, which would stall every request
- * of the process, and with two connections in one process would keep the holder from ever committing.
+ * Write transactions begin IMMEDIATE: Kysely's deferred ones fail at once with SQLITE_BUSY when another connection
+ * has committed since their first read. Read-only ones (readSnapshot) stay deferred. The lock is awaited on the event
+ * loop, not in SQLite's busy handler, which would stall the process and keep a holder here from ever committing.
  */
 class WriteLockingDriver extends SqliteDriver {
   readonly #raw: DatabaseSync;

@@ -3,10 +3,9 @@ import { type Db, tableNames } from './database.ts';
 import { type Unavailability, unavailability } from './errors.ts';
 
 /**
- * Why the store cannot serve requests now, or undefined when it can: every table is there and a write commits.
- * The write sets the migrator's lock row to what it holds, a page of the store written through to the disk, so a
- * read-only file or folder, a full disk and missing tables all show. Errors that are not the store's
- * unavailability are thrown.
+ * Why the store cannot serve requests now, or undefined when every table is there and a write commits: the write sets
+ * the migrator's lock row to what it holds, through to the disk, so a read-only file or folder, a full disk and
+ * missing tables all show. Other errors are thrown.
  */
 export async function checkStore(db: Db): Promise<Unavailability | undefined> {
   try {

@@ -48,14 +48,9 @@ function refusal(request: FastifyRequest, account: Account): AppError | undefine
 }
 
 /**
- * Every /v1 route needs a key; the key's account scopes everything after. The hook sits on the root and decides
- * by the route's URL, so a /v1 route is guarded wherever in the plugin tree it was registered.
- *
- * A key is looked up in the database on every request, except on a route marked keyConfirmedByRead when this
- * process has found the key live before: the request then goes on unconfirmed, and the route's read confirms the
- * key in the statement it runs anyway, refusing a revoked one with 401 before it answers or builds anything. So a
- * key revoked through any instance (or the command line) is refused at once by every instance. A request refused
- * before its read (a bad body, the rate limit) gets that refusal, which tells nothing of the account.
+ * Every /v1 route needs a key, whose account scopes everything after; the root's hook decides by URL, wherever the
+ * route was registered. A key this process found live goes on unconfirmed to a keyConfirmedByRead route, whose read
+ * confirms it, so a revocation anywhere is refused at once (docs/api.md, "Keys and accounts").
  */
 export function requireApiKey(app: FastifyInstance, { db, limits }: { db: Db; limits: Limits }): void {
   const known = new KnownKeys();

@@ -13,10 +13,9 @@ import {
 } from '../shared/json-bytes.ts';
 
 /**
- * The item bounds a body schema sets on its arrays, by where they sit: what a scan of the body's bytes can hold an
- * array to before the body is decoded or parsed. Only an array whose schema is exactly one array with maxItems is
- * bounded, as Ajv then reports its length at that pointer whatever else the body holds; under a union, a condition
- * or an unknown key nothing is bounded, and the validator alone decides.
+ * The item bounds a body's schema sets on its arrays, by where they sit, for a scan of the bytes before parsing. Only
+ * an array whose schema is exactly one array with maxItems is bounded (Ajv then reports its length at that pointer
+ * whatever else the body holds); under a union, a condition or an unknown key, the validator alone decides.
  */
 export interface ArrayBounds {
   /** The most items the array here may hold. */
@@ -121,12 +120,9 @@ export type StructuralProblem =
   | { kind: 'too_many_items'; pointer: string; maxItems: number };
 
 /**
- * Reads the bytes of a JSON body for its structure alone, a piece at a time as they arrive, before the body is
- * decoded or parsed: a body nested deeper than `maxDepth`, or holding an array past its bound (`bounds`), with
- * the array's pointer; nothing for any other body, valid or not (JSON.parse and the validator judge those). Of
- * several arrays past their bounds, the one told is the outermost, the first in the text among equals: the
- * validator checks no item of an array past its bound, and of the rest, this is the problem a client meets first.
- * A body of 349,000 items where 100 are allowed is refused at its 101st, and what follows is never kept.
+ * Reads a JSON body's bytes for structure alone, as they arrive, before it is decoded or parsed: one deeper than
+ * `maxDepth` or with an array past its bound is refused there, with the pointer of the outermost (the first in the
+ * text among equals), the problem a client meets first. Any other body is left to JSON.parse and the validator.
  */
 export class StructureScan {
   readonly #maxDepth: number;

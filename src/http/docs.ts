@@ -1,10 +1,9 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 
 /**
- * The reference at /docs loads its script from this service and contacts no other host, and offers no button to a
- * third-party service: no web fonts from fonts.scalar.com, no telemetry, no AI agent or MCP, no "open in the Scalar
- * client" button, no developer toolbar (share, deploy, SDKs on scalar.com). Requests tried from the page go straight
- * to this service: no proxy is configured. test/http/docs.test.ts checks each.
+ * The reference at /docs loads its script from this service and contacts no other host: no web fonts, telemetry, AI
+ * agent or MCP, Scalar client button or developer toolbar, and no proxy for the requests tried from the page.
+ * test/http/docs.test.ts checks each.
  */
 const docsConfiguration = {
   url: '/openapi.json',
@@ -57,9 +56,8 @@ async function loadReference(): Promise<FastifyInstance> {
 }
 
 /**
- * The API reference at /docs, its module loaded at the first request for it. The plugin holds its 4 MB script as
- * text, twice (the module's source and the string in it), with the renderer and an OpenAPI parser: ~40 MB of
- * resident memory that every process would carry from its start, for a page few open.
+ * The API reference at /docs, its module loaded at the first request for it: the plugin holds its script twice, with
+ * the renderer and an OpenAPI parser, memory every process would otherwise carry from its start for a page few open.
  */
 export function registerDocs(app: FastifyInstance): void {
   let reference: Promise<FastifyInstance> | undefined;

@@ -145,10 +145,9 @@ function openedAnswer(request: FastifyRequest, stored: string): string {
 }
 
 /**
- * Idempotency-Key on every POST under /v1, so any create or write may be retried safely. The key is claimed in the database before the handler runs and
- * the response stored before it is sent, so the guarantee holds across restarts and instances. The record is
- * written after the work commits, not with it: a crash between the two leaves a claim whose lease lapses, and a
- * retry then runs the work again.
+ * Idempotency-Key on every POST under /v1: claimed in the database before the handler runs and the response stored
+ * before it is sent, so it holds across restarts and instances. Stored after the work commits, not with it: a crash
+ * between the two leaves a claim whose lease lapses, and a retry runs the work again.
  */
 export function idempotencyKeys(app: FastifyInstance, db: Db): void {
   app.decorateRequest('idempotencyClaim', null);

@@ -111,10 +111,9 @@ export interface OpenApiDocument {
 }
 
 /**
- * The last touches to the document @fastify/swagger made: the tags the areas declared; each response header
- * declared once, in components.headers, and referred to by every response that carries it; and the bodies that may
- * be left out. @fastify/swagger marks every request body required: a route whose body is optional says so with the
- * extension x-optional-body.
+ * The last touches to @fastify/swagger's document: the areas' tags; each response header declared once in
+ * components.headers and referred to; and the optional bodies, which their route marks x-optional-body, since
+ * @fastify/swagger marks every request body required.
  */
 export function finishDocument(document: OpenApiDocument): OpenApiDocument {
   document.tags = declaredTags();

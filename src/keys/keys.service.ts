@@ -82,10 +82,9 @@ export interface UnconfirmedKey {
 const KNOWN_KEYS = 10_000;
 
 /**
- * The keys this process has found live, by hash: a presented key found here needs no lookup of its own on a
- * route whose read confirms it (UnconfirmedKey). Only keys found live are kept, so an unknown key is looked up
- * every time, as before, and costs what it always did. A key's account, name and permission never change; only
- * revocation does, and that every read sees in the database.
+ * The keys this process has found live, by hash, so a route whose read confirms the key needs no lookup of its own
+ * (UnconfirmedKey). Unknown keys are never kept, so each costs its lookup as always; of a key only revocation
+ * changes, and every read sees that in the database.
  */
 export class KnownKeys {
   readonly #byHash = new RecencyMap<Account>();

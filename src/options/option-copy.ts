@@ -18,10 +18,9 @@ function remap(ids: Map<string, string>, id: string | null): string | null {
 }
 
 /**
- * Deep-copies options into a bundle, inside the caller's transaction: the options, their products, their price
- * books (dates and isDeleted kept), the books' entries, prices and variant tables. Every copied row gets a new
- * id, and every reference between copied rows (current price book, default product) points at the copy.
- * Clone-bundle and clone-option both come through here.
+ * Deep-copies options into a bundle inside the caller's transaction, for clone-bundle and clone-option: options,
+ * products, price books (dates and isDeleted kept), entries, prices and variant tables, each row under a new id, and
+ * every reference between copied rows (current price book, default product) pointing at the copy.
  */
 export async function copyOptions(
   tx: Executor,

@@ -243,8 +243,7 @@ export async function listProductsOfOptions(
       .where('account_id', '=', accountId)
       .where('option_id', 'in', optionIds)
       // SQLite, which keeps no statistics, would rather walk every product of the account in primary key order than
-      // sort the few it finds (5.7 ms a page of an export of 50,000 products, most of its time); `+id` keeps the
-      // ordering off that index, so it finds them by option and sorts them.
+      // sort the few it finds; `+id` keeps the ordering off that index, so it finds them by option and sorts them.
       .orderBy(db.getExecutor().adapter instanceof PostgresAdapter ? sql.ref('id') : sql`+${sql.ref('id')}`)
       .execute()
   );

@@ -217,22 +217,16 @@ interface SearchValues extends Record<string, unknown> {
 }
 
 /**
- * Up to how many entries a book is searched by reading its entries one by one. On PostgreSQL such a book is
- * searched by a plan made once (the generic plan of a prepared statement); a larger book is planned for each
- * search, so that a `q` naming a few products is found through the trigram index whatever the book's size.
- * Measured on the bench's catalogue, a book of 1,000 entries: a `q` naming one product took 3.3 ms with the one
- * plan and 2.4 ms planned each time; a `q` matching a third of the book 4 ms and 21 ms (the planner took the
- * trigram index, which reads that `q`'s matches in the whole account). Planning alone costs ~1.5-2 ms.
- * On SQLite a larger book is searched through the trigram index when `q` is selective (INDEXED_MATCHES_AT_MOST).
+ * Up to how many entries a book is searched by reading its entries in order, on PostgreSQL by one plan made once (a
+ * prepared statement's generic plan). A larger book is planned for each search, and on SQLite searched through the
+ * trigram index when `q` is selective: docs/decisions/priced-product-search.md explains and measures why.
  */
 const ENTRIES_FOR_ONE_PLAN = 1_000;
 
 /**
- * SQLite, a book over ENTRIES_FOR_ONE_PLAN entries: its search goes through the trigram index when `q` holds at
- * most this many option products in the whole database (every account's), and reads the book's entries otherwise.
- * The index reads each candidate's text back to check it: about 2 us a match against 0.25 us an entry read in
- * order, so only a `q` matching a small part of a large book gains from it. Finding that out costs at most this
- * many candidates.
+ * SQLite, a book over ENTRIES_FOR_ONE_PLAN entries: its search goes through the trigram index when `q` is in at most
+ * this many option products of the whole database, else reads the book's entries, since the index checks each
+ * candidate's text at several times the cost of an entry read in order. Finding out reads at most this many.
  */
 const INDEXED_MATCHES_AT_MOST = 63;
 
@@ -340,11 +334,9 @@ const searchStatement = shapedStatement(
               return ['size.n as entries', eb.cast<number>(throughIndex, 'integer').as('indexed')];
             }),
         )
-        // SQLite has no statistics: it reads the option's products in display order, each looked up among the
-        // book's entries, an order its cross joins impose, or, through the gate, the trigram index's matches, each
-        // looked up by rowid. PostgreSQL chooses its own order; it is given the book's id alone, not the book's
-        // option (a value read from another row is planned as an average), so it can weigh the book's size against
-        // what the trigram index says about `q`. Materialized: the count and the page read it once.
+        // SQLite has no statistics: it reads the option's products in display order, each looked up in the book, or
+        // the trigram index's matches by rowid. PostgreSQL gets the book's id, not its option (a value from another
+        // row plans as an average) to weigh the book's size against `q`. Materialized: the count and page read it once.
         .with(
           (cte) => cte('matches').materialized(),
           (qb) => {
@@ -428,11 +420,9 @@ const searchStatement = shapedStatement(
 );
 
 /**
- * One page of a book's entries whose search text holds `q`, in the option's product order, with their prices and
- * the number of matches, and whether the account's key `keyId` is still live, in one statement. The page is
- * undefined when the account has no such book, and has no matches when it is deleted (its entries are read all
- * the same: deleted books are rarely searched). A row per entry of the page, its prices a JSON array; one row
- * with the book's alone when the page is empty; none when the key is gone.
+ * One page of a book's entries whose search text holds `q`, in the option's product order, with their prices, the
+ * number of matches and whether key `keyId` is live, in one statement. Undefined for no such book, no matches for a
+ * deleted one; a row per entry (prices a JSON array), one with the book's alone when empty, none when the key is gone.
  */
 export async function searchEntries(
   db: Executor,

@@ -365,10 +365,9 @@ function priceState(row: PriceRow, flag: boolean) {
 }
 
 /**
- * The one write path of a book's prices, whatever asked for them (a JSON body, a CSV file, a bulk change), inside
- * the transaction that opened the book for writing: every product must be one of the book's option (its problem
- * joins `problems`, and `refuse` throws them all); fields a write leaves out keep their value. Answers each product's
- * whole entry and each price's change.
+ * The one write path of a book's prices (a JSON body, a CSV file, a bulk change), in the transaction that opened the
+ * book: every product must be one of the book's option (problems join `problems`; `refuse` throws them all), and
+ * fields left out keep their value. Answers each product's whole entry and each price's change.
  */
 async function writePrices(
   scope: RequestScope,
@@ -826,12 +825,9 @@ export interface CachedSearch extends Stamped {
 }
 
 /**
- * A page of the book's products, serialized, with its ETag. The first time a search is asked it is one statement,
- * which also confirms the request's `key` when it is unconfirmed (src/db/search-text.ts says what `q` matches and
- * why it is matched against stored text); its answer is then kept in `cache` with the stamp of the book's bundle,
- * read in the same statement, and the same search again is answered from it while that stamp holds: one statement,
- * the stamp with the key (throughStamps), as a warm bundle-details read is. Every write to the book, its entries
- * and prices, or the option's products moves that stamp.
+ * A page of the book's products, serialized, with its ETag: one statement the first time, which also confirms an
+ * unconfirmed key and reads the stamp of the book's bundle; then kept in `cache` and answered from it while that stamp
+ * holds (throughStamps). docs/api.md, "Bundle details, quote and search caches".
  */
 export async function searchPricedProducts(
   scope: RequestScope,

@@ -60,10 +60,9 @@ function variantIdSizes(definition: VariantDefinition, count: number): { longest
 }
 
 /**
- * Rules across the fields of a definition (each a 422): unique property names and values, every token naming a
- * property, and for a dynamic table every property used by the template (otherwise its values would not make
- * distinct variant ids), a bounded number of combinations, ids of bounded length and total size, and distinct
- * variant ids.
+ * Rules across a definition's fields (each a 422): unique property names and values, tokens naming properties, for a
+ * dynamic table every property in its template (else the variant ids would not be distinct), bounded combinations, ids
+ * of bounded length and total size, and distinct variant ids.
  */
 export function validateVariantDefinition(definition: VariantDefinition): Violation[] {
   const out: Violation[] = [];

@@ -1,10 +1,6 @@
-// ISO 4217 list one (active codes), as amended up to the withdrawal of ANG on 2025-03-31 in favour
-// of XCG; ZWG replaced ZWL (withdrawn 2024-09), SLE replaced SLL, HRK and CUC are withdrawn.
-// Fund codes (BOV, CHE, CHW, CLF, COU, MXV, USN, UYI, UYW) are kept: they are list-one codes with a
-// minor unit. BGN stays until ISO withdraws it after Bulgaria's move to the euro.
-// Codes whose minor unit ISO gives as "N.A." (XAU, XAG, XPD, XPT, XBA-XBD, XDR, XSU, XUA, XTS, XXX)
-// are left out on purpose: they are precious metals, units of account or test codes, and a line total
-// cannot be rounded to a minor unit that does not exist.
+// ISO 4217 list one as amended up to ANG's withdrawal on 2025-03-31, fund codes and BGN included; codes with no minor
+// unit (metals, units of account, test codes) are left out, since a line total cannot be rounded to a minor unit that
+// does not exist. docs/pricing.md ("Exact arithmetic and rounding") lists what changed and what is left out.
 const MINOR_UNITS = {
   AED: 2,
   AFN: 2,

@@ -23,11 +23,9 @@ export const MAX_PRICE_DECIMALS = 6;
 export const PRICE_LIMIT = 1e15;
 export const MAX_MARKUP_PERCENT = 1000;
 
-// Numbers go through String(), the shortest string that round-trips, so 0.1 becomes exactly 0.1
-// rather than the binary value 0.1000000000000000055511151231257827...
-// Decimals never change, so one can stand for its text wherever that text is read again: a quote reads the same
-// prices of a cached catalogue on every request. The most recent texts and numbers are kept, parsed; a number is
-// looked up as itself, which spares the String() of every lookup.
+// Numbers go through String(), the shortest string that round-trips, so 0.1 is exactly 0.1. Decimals never change, so
+// the most recent texts and numbers are kept parsed: a quote reads the same cached prices on every request, and a
+// number looked up as itself spares the String() of every lookup.
 const parsed = new Map<string | number, Decimal>();
 const PARSED_KEPT = 10_000;
 // The JSON number of each decimal kept parsed, worked out once: a quote shows the same catalogue prices on every

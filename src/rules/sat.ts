@@ -1,21 +1,6 @@
-// A conflict-driven clause-learning (CDCL) solver for the configurator's formulas (src/rules/configurator.ts
-// compiles a bundle into one). What it adds to a textbook CDCL (two watched literals, first-UIP learning with
-// non-chronological backjumping, VSIDS branching, Luby restarts) is what configure needs:
-// - each option's count is one native constraint (at most `hi` products; once the option is used, at least
-//   `lo`), propagated by counting and explained on demand, rather than hundreds of auxiliary clauses;
-// - every clause carries its provenance, the set of the bundle's constraints (options' counts and rules) it was
-//   derived from; a learned clause's is the union over its derivation, so a product fixed at the root (level 0)
-//   knows which constraints prove it, and those are the product's `reasons`;
-// - an optional bound on the cost of the products a model adds (for the cheapest completion), with a lower bound
-//   that counts what each used option still needs;
-// - decisions that go where the question points: the products the caller prefers, true, then only what a check of
-//   the whole formula finds still needed (see decide and repair), since setting every other product false
-//   completes a model; most of a bundle's products are never branched on. A search that needs many such repairs
-//   falls back to VSIDS branching over every product;
-// - a budget of steps (assignments and conflicts), and of whatever else its caller counts (CPU time), past which
-//   it throws SearchBudgetExceeded.
-// It answers one question at a time, under at most one assumed literal; what it learns stays valid for the next
-// question, since it only ever follows from the formula and the facts fixed at the root.
+// A conflict-driven clause-learning (CDCL) solver for the formula src/rules/configurator.ts compiles a bundle into,
+// with what configure needs beyond a textbook CDCL: native option counts, each clause's provenance (the `reasons`),
+// a cost bound, decisions led by the question (decide, repair), a step budget. docs/configuration.md, "Method".
 
 import { carve } from './typed-arrays.ts';
 
@@ -819,13 +804,9 @@ export class Solver {
   }
 
   /**
-   * A literal whose truth would mend something the formula needs, or -1 when nothing needs mending: when setting
-   * every open variable false satisfies the formula, the assignment so far extends to a model. After propagation
-   * that can break only an option short of its least count (it gets its default, else its first open product)
-   * and a clause with two open positive literals or more, every other literal false (it gets one of them): a
-   * clause with one open literal left would have been propagated, and an open negative literal holds. (An open
-   * `used` variable is rightly false: a product chosen would have set it.) Among the mends, the one of highest
-   * activity, so conflicts steer this search as they steer VSIDS.
+   * A literal that would mend what keeps "every open variable false" from completing the model, or -1 when nothing
+   * does. After propagation only an option short of its least count (its default, else its first open product) or a
+   * clause with two open positive literals (one of them) can; of the mends, the most active, so conflicts steer it.
    */
   private repair(): number {
     const f = this.f;
@@ -869,10 +850,9 @@ export class Solver {
   }
 
   /**
-   * The next decision. First the preferred products, true; then what repair() asks for, until it finds the
-   * assignment extends to a model (-1). Most variables need no decision at all that way. A search that has needed
-   * many repairs is one the bundle's rules make hard: from then on, VSIDS branching over every open product, true
-   * when preferred or when its option is still short of its least count, else false.
+   * The next decision: the preferred products, true, then what repair() asks for until the assignment extends to a
+   * model (-1). A search that needed many repairs is a hard one: from then on, VSIDS over every open product, true
+   * when preferred or when its option is short of its least count, else false.
    */
   private decide(): number {
     if (this.focused) {
@@ -896,10 +876,9 @@ export class Solver {
   }
 
   /**
-   * Searches for a model, with literal `assumed` true when it is not -1, trying the products of `prefer` true
-   * (in that order, until conflicts give some more activity) and every other false. 'sat': `model` holds one;
-   * 'unsat': no model exists at all (`unsatProof` says why); 'refuted': none with the assumed literal, which is now
-   * fixed false at the root (proofOf says why). Leaves the solver at the root.
+   * Searches for a model with literal `assumed` true (unless -1), trying `prefer`'s products true and every other
+   * false. 'sat': `model` holds one; 'unsat': none at all (`unsatProof`); 'refuted': none with `assumed`, now fixed
+   * false at the root (proofOf). Leaves the solver at the root.
    */
   solve(assumed = -1, prefer: readonly number[] = []): Outcome {
     this.backtrack(0);

@@ -10,9 +10,9 @@ type Carved<T extends readonly (readonly [TypedArrayConstructor, number])[]> = {
 };
 
 /**
- * Zeroed typed arrays of the given types and lengths, views of one buffer. A typed array of more than 64 bytes
- * made on its own gets a backing store of its own outside V8's heap, allocated and later swept one by one: ~1.5 µs
- * each, against ~0.3 µs for a view. A configure request makes some twenty of them, every one of them per request.
+ * Zeroed typed arrays of the given types and lengths, views of one buffer: a typed array of more than 64 bytes made on
+ * its own gets a backing store outside V8's heap, allocated and swept one by one, and a configure request makes some
+ * twenty of them.
  */
 export function carve<const T extends readonly (readonly [TypedArrayConstructor, number])[]>(
   specs: T,

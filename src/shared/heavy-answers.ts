@@ -6,12 +6,9 @@ interface Waiter {
 }
 
 /**
- * Lets at most `limit` heavy answers (bundle details, quote catalogues) be built at once, and up to `queue` more
- * wait their turn; a request beyond that gets 503 at once. Building is CPU and memory: without a bound, a few large
- * requests at once stall every other request, /healthz included, and add up their memory. The places are shared
- * by account: a freed place goes to the account waiting longest since its last turn, and when the queue is full an
- * account with fewer waiting takes the place of the newest waiter of the account with the most, so one account
- * (one busy key) can fill the queue alone but never keeps another out of it.
+ * Lets at most `limit` heavy answers (bundle details, quote catalogues) be built at once and `queue` more wait, and
+ * answers 503 beyond that: unbounded, a few large requests would stall every other one, /healthz included, and add
+ * up their memory. The places are shared by account (docs/limits.md, "Sharing by account").
  */
 export class AnswerGate {
   readonly limit: number;

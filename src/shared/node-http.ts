@@ -1,6 +1,5 @@
 /**
- * Node's http module as CommonJS has it. An ECMAScript import of node:http (`import ... from 'node:http'`) reads
- * every export to make its namespace, and reading `WebSocket`, `MessageEvent` and `CloseEvent` loads undici, which
- * nothing here uses: 14 MB more RSS for the life of a bare process. Take node:http from here instead.
+ * Node's http module as CommonJS has it: an ECMAScript import of node:http reads every export, and reading
+ * `WebSocket` and its kin loads undici, which nothing here uses and which then stays resident. Import it from here.
  */
 export const nodeHttp = process.getBuiltinModule('node:http');

@@ -48,8 +48,8 @@ export function unstorableIn(
   // The JSON body parser bounds nesting depth, so this recursion stays shallow.
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      // Numbers, booleans and nulls hold no text: an array of 349,000 of them is passed over in a fraction of the
-      // time a step down into each takes.
+      // Numbers, booleans and nulls hold no text: passed over here, not by a step down into each, since a body may
+      // hold an array of hundreds of thousands.
       const item: unknown = value[i];
       if (typeof item !== 'string' && (item === null || typeof item !== 'object')) continue;
       path.push(i);

@@ -2,10 +2,9 @@ import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 
 /**
- * Where webhooks may go: https, to public addresses only, unless WEBHOOKS_ALLOW_PRIVATE. A URL is checked when an
- * endpoint is written (its form, and a literal address), and every address its host resolves to is checked again
- * at each attempt, which then connects to the address checked: a name that resolved to a public address once and
- * to 127.0.0.1 later (DNS rebinding) never reaches the private one.
+ * Where webhooks may go: https, to public addresses only, unless WEBHOOKS_ALLOW_PRIVATE. Checked when an endpoint is
+ * written, and at each attempt for every address its host resolves to, the attempt connecting to the address checked,
+ * so a name that later resolves to 127.0.0.1 (DNS rebinding) never reaches it.
  */
 
 const blocked = new BlockList();

@@ -1,12 +1,9 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 
 /**
- * Signing secrets: made, sealed for the database, opened to sign, and the Standard Webhooks signature itself.
- *
- * With WEBHOOKS_SECRET_KEY set, a secret is sealed with AES-256-GCM under that key, a random 96-bit nonce per
- * seal, and the endpoint's account and id as associated data, so a sealed value copied onto another endpoint does
- * not open. Without it (the quick start) a secret is stored as it is, marked `plain.`, and the service warns at
- * start; setting the key later seals every stored secret at the next start (sealStoredSecrets).
+ * Signing secrets (Standard Webhooks): sealed with AES-256-GCM under WEBHOOKS_SECRET_KEY, the endpoint's account and
+ * id as associated data so a sealed value copied onto another endpoint does not open; without the key, stored `plain.`
+ * with a warning at start, and sealed at the first start with it (docs/events-and-webhooks.md, "Secrets at rest").
  */
 
 export type SecretKey = Buffer;

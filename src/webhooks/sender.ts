@@ -52,17 +52,16 @@ function describe(error: unknown): string {
 const MAX_ANSWER_BYTES = 64 * 1024;
 
 /**
- * POSTs one signed event: resolves and checks the destination, then waits up to timeoutMs in all (name lookup
- * included) for the response headers. A 2xx is a success; anything else, a redirect included, is a failure with
- * its reason. Up to MAX_ANSWER_BYTES of the answer's body are read and dropped, within the same timeoutMs, so the
- * connection can be reused; a longer or slower body costs the connection, never more time or memory.
+ * POSTs one signed event: resolves and checks the destination, then waits up to timeoutMs in all for the response
+ * headers; only a 2xx succeeds, a redirect fails. Up to MAX_ANSWER_BYTES of the body are read and dropped in the same
+ * time so the connection can be reused: a longer or slower body costs the connection, never more time or memory.
  */
 export async function send(options: SendOptions): Promise<AttemptOutcome> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   // A timer and a listener of our own, both let go when the attempt ends: AbortSignal.timeout would keep each
-  // attempt's signals, listeners and timer alive for the whole timeout after a success (at 560 deliveries a second,
-  // some 5,000 attempts' worth at any time).
+  // attempt's signals, listeners and timer alive for the whole timeout after a success, thousands of attempts' worth
+  // at a busy rate.
   const attempt = new AbortController();
   const { signal } = attempt;
   let timedOut = false;

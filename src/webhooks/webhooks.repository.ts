@@ -192,11 +192,9 @@ export async function endpointsWithWork(db: Executor, now: string): Promise<Endp
 }
 
 /**
- * Claims up to `limit` due deliveries of one endpoint for a worker: sets its lease and token on them and answers
- * them. On PostgreSQL the rows are picked FOR UPDATE SKIP LOCKED, so concurrent workers take different ones; on
- * SQLite the statement runs alone. Either way only a delivery with no live lease is taken. The pick is a
- * materialized CTE: as a plain IN (subquery), PostgreSQL may run it again for each row it updates, each run
- * skipping the rows the last one locked, and so claim every due row whatever the limit.
+ * Claims up to `limit` due deliveries of one endpoint with no live lease (FOR UPDATE SKIP LOCKED on PostgreSQL, so
+ * workers take different ones; SQLite runs it alone). The pick is a materialized CTE: as IN (subquery), PostgreSQL may
+ * run it again for each row it updates, each run skipping the last one's locks, and so claim every due row.
  */
 export async function claimDeliveries(
   tx: Executor,

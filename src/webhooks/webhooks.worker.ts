@@ -99,10 +99,9 @@ function shuffled<T>(items: T[]): T[] {
 }
 
 /**
- * The delivery worker. Each pass looks at every enabled endpoint with work (one query), fans out the events past
- * each one's cursor into deliveries, and claims due deliveries through the database, within its bounds: at most
- * `concurrency` attempts in flight, `endpointConcurrency` to any one endpoint, so a slow or dead receiver holds
- * only its own few places. Attempts run outside any transaction; each ends in one transaction that records it.
+ * The delivery worker: each pass fans the events past every enabled endpoint's cursor into deliveries and claims due
+ * ones, at most `concurrency` attempts in flight and `endpointConcurrency` to one endpoint, so a slow or dead receiver
+ * holds only its own few places. Attempts run outside any transaction; each is recorded in one.
  */
 export function webhookWorker(options: WorkerOptions): WebhookWorker {
   const { db, settings, log } = options;

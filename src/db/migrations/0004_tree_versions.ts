@@ -1,10 +1,8 @@
 import { type Kysely, PostgresAdapter, sql } from 'kysely';
 
-// bundles.tree_version changes whenever anything a bundle's details are made of changes: the bundle itself, its
-// options and their products, their price books, entries, prices and variant tables. A cache of details is
-// checked against it, so it is kept by the database itself, in the same transaction as the change: no write
-// path, present or future, can forget it. bundles.version changes too when the option counts its list form
-// shows change (an option made, deleted, or of another type).
+// bundles.tree_version moves whenever anything a bundle's details are made of changes (options, products, books,
+// entries, prices, variant tables), kept by the database in the changing transaction so no write path can forget it;
+// bundles.version moves too when the option counts its list form shows change.
 
 /** How a row of each table reaches its bundle: it names it, or it names its option, or its price book. */
 const tables = {

@@ -1,9 +1,8 @@
 import { type Kysely, PostgresAdapter, sql } from 'kysely';
 
-// Configuration rules of a bundle (docs/configuration.md). `when_json` and `then_json` hold the rule's selectors as JSON text,
-// naming options by id and products by CRM product id, exactly as the API shows them. Rules are part of what a
-// quote or a configure answer is made of, so they move the bundle's tree_version like every catalogue table
-// (migration 0004): a cache checked against it can never serve rules that changed.
+// A bundle's configuration rules (docs/configuration.md), their selectors JSON text naming options by id and products
+// by CRM product id, as the API shows them. Rules make up quotes and configure answers, so they move the bundle's
+// tree_version (migration 0004): no cache can serve rules that changed.
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('bundle_rules')

@@ -1,9 +1,8 @@
 import { type Kysely, sql } from 'kysely';
 
-// Webhook endpoints and their deliveries (README "Webhooks"). An endpoint carries its own cursor into the events
-// feed (`last_event_id`): the worker fans events out into deliveries by reading past it, so a write pays nothing
-// for webhooks. Every key leads with account_id, including the ones the worker uses across accounts: it walks the
-// (small) endpoints table and probes each endpoint's deliveries through these indexes.
+// Webhook endpoints and deliveries (docs/events-and-webhooks.md). Each endpoint keeps its own cursor into the events
+// feed (`last_event_id`), so a write pays nothing for webhooks. Every key leads with account_id, even those the worker
+// uses across accounts: it walks the small endpoints table and probes each endpoint's deliveries.
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('webhook_endpoints')

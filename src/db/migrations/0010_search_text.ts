@@ -1,12 +1,9 @@
 import { type Kysely, PostgresAdapter, sql } from 'kysely';
 import { searchTextOf } from '../search-text.ts';
 
-// A price book search finds, counts and pages its matches in one statement (src/db/search-text.ts): option
-// products keep the lower-cased text `q` is matched against, filled here for the rows already stored. PostgreSQL
-// indexes it by trigrams (pg_trgm, with btree_gin for account_id), so a substring search reads the index rather
-// than every entry of a large book. Where the extensions cannot be created (no privilege, not installed), the
-// migration goes on without that index: searches stay correct and read the book's entries. SQLite has no index
-// for a substring: a search reads the option's products through the keys it already has.
+// Option products keep the lower-cased text `q` is matched against (src/db/search-text.ts), filled here for stored
+// rows. PostgreSQL indexes it by trigrams where pg_trgm and btree_gin can be created, and goes on without the index
+// (searches as correct, reading the book) where not. docs/decisions/priced-product-search.md says why.
 export async function up(db: Kysely<unknown>): Promise<void> {
   // SQLite adds a NOT NULL column only with a default; every insert gives the column its value.
   await db.schema

@@ -1,18 +1,8 @@
 import { type Kysely, PostgresAdapter, sql } from 'kysely';
 
-// SQLite's index for a price book search (PostgreSQL has its trigram index since 0010): an FTS5 table of trigrams
-// over option_products.search_text, keeping no copy of the text (external content, read back from option_products
-// by rowid to check each candidate), kept in step by triggers whatever writes the rows. The search reads it when a
-// book is large and `q` selective (src/price-books/price-books.repository.ts).
-//
-// Case-sensitive trigrams: the text and `q` are both lower-cased by JavaScript (src/db/search-text.ts), so a match
-// is a plain substring match, found through the index by GLOB (FTS5 answers LIKE from its index only when it
-// folds case itself, and its folding is not JavaScript's). Detail 'none': a substring search needs only which rows
-// hold a trigram, not where.
-//
-// The index is keyed by option_products' rowid, which SQLite keeps through VACUUM (a test pins this on the SQLite
-// Node ships). A migration that ever rebuilds option_products must rebuild this index after it:
-// insert into option_products_search(option_products_search) values ('rebuild').
+// SQLite's index for a price book search: FTS5 trigrams of option_products.search_text, no copy of the text, kept by
+// triggers (docs/decisions/priced-product-search.md). Keyed by rowid, so a migration that ever rebuilds option_products
+// must rebuild it after: insert into option_products_search(option_products_search) values ('rebuild').
 export async function up(db: Kysely<unknown>): Promise<void> {
   if (db.getExecutor().adapter instanceof PostgresAdapter) return;
   await sql`create virtual table option_products_search using fts5(

@@ -1,11 +1,9 @@
 import { type Kysely, PostgresAdapter, sql } from 'kysely';
 import { operations, postgresTreeFunction, sqliteTreeTrigger } from './0004_tree_versions.ts';
 
-// bundles.included_options_count and add_on_options_count: how many options of each type a bundle has, which its
-// list form shows. Counted from bundle_options for each row of a page, they were half of what a page cost the
-// database (on the bench's catalogue, a page read 0.72 ms on PostgreSQL with them, 0.36 ms without). The triggers
-// of 0004 that move a bundle's versions when its options change now move these too, in the same statement of the
-// writing transaction, so no write path can leave them behind and a bundle row is still updated once.
+// bundles.included_options_count and add_on_options_count, which the list form shows: counted for each row of a page,
+// they were half of what a page cost the database. 0004's triggers move them with the bundle's versions, in the
+// writing statement, so no write path leaves them behind and a bundle row is still updated once.
 
 async function keepCounts(db: Kysely<unknown>, optionCounts: boolean): Promise<void> {
   if (db.getExecutor().adapter instanceof PostgresAdapter) {

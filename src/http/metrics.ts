@@ -45,10 +45,9 @@ declare module 'fastify' {
 const contentType = Registry.PROMETHEUS_CONTENT_TYPE;
 
 /**
- * Prometheus metrics of this process, one registry per app (tests build several apps in one process): request
- * durations by route and status, the caches, the heavy-answer gate, the PostgreSQL pool, and Node's own figures.
- * Served at GET /metrics beside the API (no key: it holds no tenant data, only routes and counts), on a port of its
- * own with METRICS_PORT, or not at all with METRICS=off.
+ * Prometheus metrics of this process, one registry per app, as tests build several apps in one process. Served
+ * without a key (it holds no tenant data, only routes and counts), on a port of its own with METRICS_PORT, or not
+ * at all with METRICS=off.
  */
 export function registerMetrics(
   app: FastifyInstance,

@@ -4,7 +4,6 @@ import { tag } from '../http/openapi.ts';
 import { type Routes, serialized } from '../http/routes.ts';
 import { quoteDocumentModel } from './quote-document.ts';
 import { renderQuoteHtml } from './quote-html.ts';
-import { renderQuotePdf } from './quote-pdf.ts';
 import {
   QuoteBody,
   QuoteDocumentHtml,
@@ -345,6 +344,8 @@ export const quoteRecordsRoutes =
         if (prefersPdf(request.headers.accept)) {
           reply.type('application/pdf');
           reply.header('content-disposition', `inline; filename="${model.fileName}.pdf"`);
+          // pdfkit and its fonts load with the first PDF: a service that renders none does not hold them.
+          const { renderQuotePdf } = await import('./quote-pdf.ts');
           return serialized<string>(await renderQuotePdf(model, new Date(row.updated_at)));
         }
         reply.type('text/html; charset=utf-8');

@@ -21,13 +21,9 @@ class Slot {
 }
 
 /**
- * A statement of the query builder whose text is made once per shape and dialect, then run with each request's
- * values. Built and compiled on every request, a small read spent about as much CPU making its text as pg spent
- * sending it and reading its answer. `build` is given stand-ins for the values, which it passes where the values
- * go, and the shape (what `shapeOf` says of the values that changes the text: whether an optional filter is
- * given, say), never the values themselves, so that none is frozen into the text.
- * On PostgreSQL a run may ask for the named prepared statement of the text (src/db/named-statements.ts): planned
- * once per connection, for any values, so only where one plan suits them all.
+ * A query-builder statement whose text is made once per shape and dialect, then run with each request's values:
+ * `build` gets stand-ins for the values, and `shapeOf` says what of them changes the text. On PostgreSQL a run may
+ * ask for its named prepared statement (named-statements.ts), planned once per connection. Why: bench/HISTORY.md.
  */
 export function shapedStatement<Values extends Record<string, unknown>, Shape, Row>(
   shapeOf: (values: Values) => Shape,

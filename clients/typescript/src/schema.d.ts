@@ -2421,6 +2421,8 @@ export interface components {
             listTotal: number;
             /** @description The discount asked for the line; 0 when none */
             discountPercent: number;
+            /** @description Whether the price book entry lets a rep set this line’s unitPrice (C11), as it does with or without an adjustment; a unitPrice asked where it is false is a unit_price_not_editable violation */
+            allowUnitPriceEditing: boolean;
         };
         /** @description One approval policy’s part in one submission of the quote (C19) */
         QuoteApproval: {

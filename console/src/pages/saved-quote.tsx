@@ -29,9 +29,12 @@ const actions: { action: Action; label: string; from: string; approver?: true }[
   { action: 'decline', label: 'Customer declined', from: 'open' },
 ];
 
-/** Where the price book lets a rep set the line's unit price (copied into the line's adjustment), or one was set. */
+/**
+ * Where the API says the price book lets a rep set the line's unit price, or one was set (which the rep may then
+ * take back when the price book no longer allows it).
+ */
 function unitPriceEditable(line: Line): boolean {
-  return line.trace.unitPriceEdited || line.adjustment?.allowUnitPriceEditing === true;
+  return line.allowUnitPriceEditing || line.trace.unitPriceEdited;
 }
 
 function productLabel(line: Line): string {

@@ -225,7 +225,7 @@ describeEachDatabase('Authoring and bulk pricing in the console', (ctx) => {
       assert.match((await preview.textContent()) as string, /1 price changes; 1 stay as they are\./);
       assert.match(
         (await preview.locator('tbody tr').textContent()) as string,
-        /^2DEMO-CPU-8CUSD.*→ \$355\.125/,
+        /^28-core processorUSD.*→ \$355\.125/,
       );
       await check(page, 'csv-preview', tools);
       await tools.getByRole('button', { name: 'Import the file' }).click();

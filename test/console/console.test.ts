@@ -191,7 +191,10 @@ describeEachDatabase('The console in a browser', { skip: skipWithout('chromium')
     );
     const rules = await page.locator('.rule-list li').allTextContents();
     assert.equal(rules.length, 3);
-    assert.match(rules[0] ?? '', /When DEMO-DOCK in Accessories, require DEMO-CPU-12C in Processor/);
+    assert.match(
+      rules[0] ?? '',
+      /When USB-C docking station in Accessories, require 12-core processor in Processor/,
+    );
     await accessible('bundle');
     await screenshot(page, 'bundle');
     await page.emulateMedia({ colorScheme: 'dark' });
@@ -203,9 +206,9 @@ describeEachDatabase('The console in a browser', { skip: skipWithout('chromium')
   test('edits a price, and the bundle details show it', async () => {
     await page.goto(url(`/bundles/${demoBundleId}`));
     // By keyboard: the edit button takes focus and opens the editor with Enter.
-    await page.getByRole('button', { name: 'Edit prices of DEMO-DOCK' }).focus();
+    await page.getByRole('button', { name: 'Edit prices of USB-C docking station' }).focus();
     await page.keyboard.press('Enter');
-    const form = page.getByRole('form', { name: 'Prices of DEMO-DOCK' });
+    const form = page.getByRole('form', { name: 'Prices of USB-C docking station' });
     const usd = currencyRow(form, 'USD');
     await usd.getByLabel('List price').fill('249.5');
     await usd.getByLabel('Adjustment').selectOption('percent');
@@ -232,8 +235,8 @@ describeEachDatabase('The console in a browser', { skip: skipWithout('chromium')
 
   test('shows a 400 and a 422 beside the fields their pointers name', async () => {
     await page.goto(url(`/bundles/${demoBundleId}`));
-    await page.getByRole('button', { name: 'Edit prices of DEMO-DOCK' }).click();
-    const form = page.getByRole('form', { name: 'Prices of DEMO-DOCK' });
+    await page.getByRole('button', { name: 'Edit prices of USB-C docking station' }).click();
+    const form = page.getByRole('form', { name: 'Prices of USB-C docking station' });
     const usd = currencyRow(form, 'USD');
     await usd.getByLabel('List price').fill('-5');
     await form.getByRole('button', { name: 'Save prices' }).click();
@@ -261,8 +264,8 @@ describeEachDatabase('The console in a browser', { skip: skipWithout('chromium')
 
   test('explains a 412 from a concurrent edit and offers the current values', async () => {
     await page.goto(url(`/bundles/${demoBundleId}`));
-    await page.getByRole('button', { name: 'Edit prices of DEMO-MOUSE' }).click();
-    const form = page.getByRole('form', { name: 'Prices of DEMO-MOUSE' });
+    await page.getByRole('button', { name: 'Edit prices of Wireless mouse' }).click();
+    const form = page.getByRole('form', { name: 'Prices of Wireless mouse' });
     const usd = currencyRow(form, 'USD');
     await usd.getByLabel('Standard price').waitFor();
 
@@ -383,7 +386,7 @@ describeEachDatabase('The console in a browser', { skip: skipWithout('chromium')
     await rule.waitFor();
     assert.match(
       (await rule.textContent()) ?? '',
-      /When DEMO-DOCK in Accessories, require DEMO-SLEEVE in Accessories.*The dock ships in the sleeve/,
+      /When USB-C docking station in Accessories, require Laptop sleeve in Accessories.*The dock ships in the sleeve/,
     );
   });
 

@@ -325,6 +325,7 @@ function OptionSection({
           session={session}
           priceBookId={plain.priceBookId}
           productId={editing.productId}
+          productName={nameOf(editing.productId)}
           optionName={option.name}
           currencies={currencies}
           onClose={close}

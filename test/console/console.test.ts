@@ -390,17 +390,58 @@ describeEachDatabase('The console in a browser', { skip: skipWithout('chromium')
     );
   });
 
-  test('lists the events of the edits', async () => {
-    await page.goto(url('/events?type=prices.changed'));
-    const rows = page.locator('table.events tbody tr');
-    await rows.first().waitFor();
-    assert.ok((await rows.count()) >= 3);
-    await rows.first().getByRole('button', { name: 'Show data' }).click();
-    assert.match((await page.locator('tr.detail pre').textContent()) ?? '', /"priceBookId"/);
-    await accessible('events');
+  test('lists the events newest first, with the key’s name and a link to what changed', async () => {
+    const desk = await ctx.newKey('acme', { name: 'Pricing desk' });
+    const touched = await ctx.call('PATCH', `/v1/bundles/${demoBundleId}`, {
+      key: desk,
+      body: { isActive: true },
+    });
+    assert.equal(touched.status, 200, touched.text);
     await page.goto(url('/events'));
-    await rows.first().waitFor();
+    const items = page.locator('ol.event-list > li');
+    await items.first().waitFor();
+    const ids = await items.evaluateAll((found) =>
+      found.map((item) => item.getAttribute('data-event') ?? ''),
+    );
+    assert.ok(ids.length > 3);
+    assert.deepEqual(ids, [...ids].sort().reverse(), 'newest first');
+    const newest = items.first();
+    assert.equal(await newest.getAttribute('data-type'), 'bundle.updated');
+    assert.equal(await newest.locator('[data-key]').textContent(), 'by Pricing desk');
+    // The edits made in the console with the unnamed key before it are told by that key's id.
+    assert.match((await items.nth(1).locator('[data-key]').textContent()) ?? '', /^by key key_/);
+    await accessible('events');
     await screenshot(page, 'events', { fullPage: false });
+    await page.setViewportSize({ width: 390, height: 844 });
+    assert.ok(
+      await page.evaluate('document.documentElement.scrollWidth <= 390'),
+      'no sideways scrolling at 390 px',
+    );
+    await accessible('events (390 px)');
+    await screenshot(page, 'events-390', { fullPage: false });
+    await page.setViewportSize({ width: 1280, height: 860 });
+    await newest.getByRole('link', { name: 'Bundle Demo Laptop 15' }).click();
+    await page.getByRole('heading', { name: /DEMO-LAPTOP-15/, level: 1 }).waitFor();
+    assert.equal(new URL(page.url()).pathname, `/console/bundles/${demoBundleId}`);
+
+    // Filtered by type: the console's price edits, then the demo's, made from the command line.
+    await page.goto(url('/events?type=prices.changed'));
+    await items.first().waitFor();
+    assert.ok((await items.count()) >= 3);
+    assert.match(
+      (await items.first().locator('.event-what').textContent()) ?? '',
+      /Prices changed Prices of 1 product/,
+    );
+    assert.equal(
+      await items.last().locator('[data-key]').textContent(),
+      'from the command line or the service',
+    );
+    await items
+      .first()
+      .getByRole('button', { name: /^Show data/ })
+      .click();
+    assert.match((await page.locator('.event-data pre').textContent()) ?? '', /"priceBookId"/);
+    await accessible('events with data');
   });
 
   test('renders the largest bundle page (300 products x 4 currencies) from a fixed set of API reads', async () => {

@@ -1,6 +1,6 @@
 import type { Schemas } from '@cpq/client';
 import { useState } from 'preact/hooks';
-import { dateTime } from '../format.ts';
+import { dateTime, keyWords } from '../format.ts';
 import { href, Link, navigate, type Place } from '../router.tsx';
 import { call, type Session } from '../session.ts';
 import { Loading, ProblemBanner, useLoad, usePageTitle } from '../ui.tsx';
@@ -75,9 +75,11 @@ function objectLabel(event: Event): string {
     return `Bundle ${text(header.properties?.name) ?? text(header.productId) ?? id}`;
   }
   if (kind === 'prices') {
-    const products = Array.isArray(o.productIds) ? o.productIds.length : 0;
+    const products = Array.isArray(o.productIds) ? o.productIds.map(String) : [];
     const currencies = Array.isArray(o.currencies) ? ` (${o.currencies.join(', ')})` : '';
-    return `Prices of ${products} ${products === 1 ? 'product' : 'products'}${currencies}`;
+    // A few products by id (the event carries no names); a bulk change by its count.
+    const which = products.length <= 3 ? products.join(', ') : `${products.length} products`;
+    return `Prices of ${which}${currencies}`;
   }
   if (kind === 'adjustment') return `Adjustment of ${text(o.productId) ?? ''} in ${text(o.currency) ?? ''}`;
   if (kind === 'product_variants') return `Variants of ${text(o.productId) ?? ''}`;
@@ -103,16 +105,9 @@ function objectPage(event: Event): string | null {
   return bundleId ? href(`/bundles/${encodeURIComponent(bundleId)}`) : null;
 }
 
-/** Who made the change: the key's name, else its id; nothing for the command line and the service's own events. */
-function KeyLabel({ event }: { event: Event }) {
-  if (event.keyName) return <>by {event.keyName}</>;
-  if (event.keyId)
-    return (
-      <>
-        by key <span class="mono">{event.keyId}</span>
-      </>
-    );
-  return <>from the command line or the service</>;
+/** Who made the change; the command line and the service's own events have no key. */
+function keyLabel(event: Event): string {
+  return event.keyId ? `by ${keyWords(event.keyName, event.keyId)}` : 'from the command line or the service';
 }
 
 export function EventsPage({ place, session }: { place: Place; session: Session }) {
@@ -175,10 +170,10 @@ export function EventsPage({ place, session }: { place: Place; session: Session 
                   {to ? <Link to={to}>{label}</Link> : <span>{label}</span>}
                 </div>
                 <div class="event-who small muted">
-                  <time dateTime={event.createdAt}>{dateTime(event.createdAt)}</time> ·{' '}
-                  <span data-key>
-                    <KeyLabel event={event} />
-                  </span>
+                  <time class="nowrap" dateTime={event.createdAt}>
+                    {dateTime(event.createdAt)}
+                  </time>{' '}
+                  · <span data-key>{keyLabel(event)}</span>
                 </div>
                 <button
                   type="button"

@@ -158,3 +158,10 @@ export function productName(product: {
 }): string {
   return product.properties.name ?? product.productId;
 }
+
+/**
+ * Who a key is to people: its name, else the end of its id (enough to tell keys apart, short enough for a phone).
+ */
+export function keyWords(keyName: string | null, keyId: string): string {
+  return keyName ?? `an unnamed key …${keyId.slice(-6)}`;
+}

@@ -155,6 +155,9 @@ export interface EventsTable {
   created_at: string;
   request_id: string | null;
   data: string;
+  /** The key whose write made it, and that key's name then (migration 0015); null outside HTTP. */
+  key_id: string | null;
+  key_name: string | null;
 }
 
 /** A webhook endpoint of an account; `event_types` is JSON text, the secrets are sealed (webhooks/secrets.ts). */

@@ -56,14 +56,14 @@ const demo: DemoOption[] = [
     products: [
       {
         productId: 'DEMO-CPU-8C',
-        properties: { brand: 'Contoso', cores: '8', clockGhz: '4.2' },
+        properties: { name: '8-core processor', brand: 'Contoso', cores: '8', clockGhz: '4.2' },
         standardPrice: 320,
         listPrice: 349,
         adjustment: () => ({ type: 'percent', amount: 5 }),
       },
       {
         productId: 'DEMO-CPU-12C',
-        properties: { brand: 'Contoso', cores: '12', clockGhz: '4.8' },
+        properties: { name: '12-core processor', brand: 'Contoso', cores: '12', clockGhz: '4.8' },
         standardPrice: 480,
         listPrice: 529,
         adjustment: (price) => ({ type: 'override', amount: price(499) }),
@@ -80,7 +80,7 @@ const demo: DemoOption[] = [
     products: [
       {
         productId: 'DEMO-RAM-DDR5',
-        properties: { kind: 'DDR5', sizeGb: '16' },
+        properties: { name: 'DDR5 memory', kind: 'DDR5', sizeGb: '16' },
         standardPrice: 80,
         adjustment: (price) => ({
           type: 'enum',
@@ -104,7 +104,7 @@ const demo: DemoOption[] = [
     products: [
       {
         productId: 'DEMO-WARRANTY',
-        properties: { years: '3', coverage: 'on-site' },
+        properties: { name: 'On-site warranty', years: '3', coverage: 'on-site' },
         standardPrice: 129,
         adjustment: (price) => ({
           type: 'range',
@@ -128,7 +128,7 @@ const demo: DemoOption[] = [
     products: [
       {
         productId: 'DEMO-MOUSE',
-        properties: { connection: 'bluetooth', color: 'black' },
+        properties: { name: 'Wireless mouse', connection: 'bluetooth', color: 'black' },
         standardPrice: 25,
         adjustment: (price) => ({
           type: 'volume',
@@ -141,14 +141,14 @@ const demo: DemoOption[] = [
       },
       {
         productId: 'DEMO-DOCK',
-        properties: { ports: '11', connection: 'USB-C' },
+        properties: { name: 'USB-C docking station', ports: '11', connection: 'USB-C' },
         standardPrice: 189,
         listPrice: 219,
         allowUnitPriceEditing: true,
       },
       {
         productId: 'DEMO-SLEEVE',
-        properties: { size: '15', color: 'black' },
+        properties: { name: 'Laptop sleeve', size: '15', color: 'black' },
         standardPrice: 39,
         adjustment: (price) => ({
           type: 'variant',

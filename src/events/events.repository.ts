@@ -33,15 +33,19 @@ export async function findEvent(db: Executor, accountId: string, id: string): Pr
     .executeTakeFirst();
 }
 
+/** A page of the account's events after `afterId` in the order asked for, keyed by id as the primary key is. */
 export async function listEventsAfter(
   db: Executor,
   accountId: string,
-  page: { afterId: string | null; types: string[] | null; limit: number },
+  page: { afterId: string | null; types: string[] | null; newestFirst: boolean; limit: number },
 ): Promise<EventRow[]> {
   let query = db.selectFrom('events').selectAll().where('account_id', '=', accountId);
   if (page.types !== null) query = query.where('type', 'in', page.types);
-  if (page.afterId !== null) query = query.where('id', '>', page.afterId);
-  return query.orderBy('id').limit(page.limit).execute();
+  if (page.afterId !== null) query = query.where('id', page.newestFirst ? '<' : '>', page.afterId);
+  return query
+    .orderBy('id', page.newestFirst ? 'desc' : 'asc')
+    .limit(page.limit)
+    .execute();
 }
 
 /**

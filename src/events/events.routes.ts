@@ -15,15 +15,16 @@ export const eventsRoutes: Routes = async (app, { config }) => {
     {
       schema: {
         operationId: 'listEvents',
-        summary: 'List the account’s events, oldest first',
+        summary: 'List the account’s events, oldest first, or newest first with order=desc',
         description:
           'Every successful write records its events in its own transaction: a write that fails records none. ' +
           'Ids ascend in the order the writes committed, so a consumer that passes the last id it has seen as ' +
-          '`after` never misses one. `types` keeps only the listed types (an unknown one is a 400). Events are ' +
+          '`after` never misses one. `order=desc` lists newest first instead (`after` then pages back in time). ' +
+          '`types` keeps only the listed types (an unknown one is a 400). Events are ' +
           `kept ${config.eventsRetentionDays} days (EVENTS_RETENTION_DAYS), then purged.`,
         tags,
         querystring: EventListQuery,
-        response: { 200: Type.With(EventPage, { description: 'A page of events, oldest first' }) },
+        response: { 200: Type.With(EventPage, { description: 'A page of events, in the order asked for' }) },
       },
     },
     async (request) => listEvents(request.scope, request.query),

@@ -60,6 +60,16 @@ export const Event = component(
             'records by itself (webhook_endpoint.disabled)',
         }),
       ),
+      keyId: Nullable(
+        Type.String({
+          description:
+            'The API key whose write made it (key_...); null for the command line, for the service’s own events ' +
+            'and for events recorded before keys were kept',
+        }),
+      ),
+      keyName: Nullable(
+        Type.String({ description: 'That key’s name when it made the write, if it had one' }),
+      ),
       data: Type.Object({
         object: Type.Unknown({
           description:
@@ -78,7 +88,17 @@ export type Event = Static<typeof Event>;
 
 export const EventListQuery = Type.Object(
   {
-    after: Type.Optional(Id('evt', 'The last event id already seen; the page starts after it')),
+    after: Type.Optional(
+      Id('evt', 'The last event id already seen; the page starts after it, in the order asked for'),
+    ),
+    order: Type.Optional(
+      Type.Union([Type.Literal('asc'), Type.Literal('desc')], {
+        default: 'asc',
+        description:
+          '`asc` (the default) lists oldest first, in commit order, to follow the feed; `desc` newest first, to read ' +
+          'what changed lately',
+      }),
+    ),
     types: Type.Optional(
       Type.String({
         minLength: 1,

@@ -12,6 +12,8 @@ export function toEvent(row: EventRow): Event {
     accountId: row.account_id,
     createdAt: row.created_at,
     requestId: row.request_id,
+    keyId: row.key_id,
+    keyName: row.key_name,
     data: JSON.parse(row.data),
   };
 }
@@ -45,6 +47,7 @@ export async function listEvents(
   const rows = await listEventsAfter(db, accountId, {
     afterId: query.after ?? null,
     types: parseTypes(query.types),
+    newestFirst: query.order === 'desc',
     limit: limit + 1,
   });
   const page = rows.slice(0, limit);

@@ -1,6 +1,6 @@
 import type { Executor } from '../db/database.ts';
 import { newIdAfter } from '../ids.ts';
-import type { RequestScope } from '../shared/scope.ts';
+import { OUTSIDE_HTTP_KEY_ID, type RequestScope } from '../shared/scope.ts';
 import { type EventRow, insertEvents, takeEventTurn } from './events.repository.ts';
 import type { EventType } from './events.schemas.ts';
 
@@ -11,12 +11,14 @@ export interface NewEvent {
 
 /**
  * Records the events of a write in the write's own transaction `tx`, so they commit with it or not at all, stamped
- * with the scope's account and request id. Call it last in the transaction: it takes the turn that orders event ids.
+ * with the scope's account, request id and key. Call it last in the transaction: it takes the turn that orders event ids.
  */
 export async function recordEvents(scope: RequestScope, tx: Executor, events: NewEvent[]): Promise<void> {
   if (events.length === 0) return;
   let previous = await takeEventTurn(tx);
   const createdAt = scope.now().toISOString();
+  const { keyId, keyName } = scope.account;
+  const byKey = keyId !== OUTSIDE_HTTP_KEY_ID;
   const rows: EventRow[] = events.map(({ type, object }) => {
     previous = newIdAfter('event', previous);
     return {
@@ -26,6 +28,8 @@ export async function recordEvents(scope: RequestScope, tx: Executor, events: Ne
       created_at: createdAt,
       request_id: scope.requestId,
       data: JSON.stringify({ object }),
+      key_id: byKey ? keyId : null,
+      key_name: byKey ? keyName : null,
     };
   });
   await insertEvents(tx, rows);

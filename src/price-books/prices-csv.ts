@@ -72,6 +72,20 @@ function cellValue(column: PriceCsvColumn, cell: string): { value?: unknown; pro
   }
 }
 
+// A cell a spreadsheet would run as a formula (OWASP's CSV injection list), after any quotes already prefixed, so
+// that a text which itself begins with quotes and such a character comes back exactly too.
+const formulaLike = /^'*[=+\-@\t\r]/;
+
+/** A cell made safe to open in a spreadsheet: one quote before a formula-like start, shown as text there. */
+function inertCell(cell: string): string {
+  return formulaLike.test(cell) ? `'${cell}` : cell;
+}
+
+/** The cell inertCell was given, from the one it wrote; any other cell as it is. */
+function cellAsWritten(cell: string): string {
+  return cell.startsWith("'") && formulaLike.test(cell) ? cell.slice(1) : cell;
+}
+
 /** The first line of a record: csv-parse counts lines to its end, and a quoted cell may hold line breaks. */
 function firstLine(raw: string, lastLine: number): number {
   const body = raw.endsWith('\n') ? raw.slice(0, -1) : raw;
@@ -145,7 +159,8 @@ export function readPricesCsv(text: string): { writes: CsvWrite[]; problems: Pro
     let readable = true;
     record.forEach((cell, i) => {
       const column = columns[i] as PriceCsvColumn;
-      const { value, problem } = cellValue(column, column === 'adjustment' ? cell : cell.trim());
+      const text = cellAsWritten(column === 'adjustment' ? cell : cell.trim());
+      const { value, problem } = cellValue(column, text);
       if (problem !== undefined) {
         problems.push(bodyItem('invalid_cell', linePointer(line, column), problem));
         readable = false;
@@ -160,7 +175,10 @@ export function readPricesCsv(text: string): { writes: CsvWrite[]; problems: Pro
   return { writes, problems };
 }
 
-/** A price book's rows as a CSV file, with the product names the entries carry. */
+/**
+ * A price book's rows as a CSV file, with the product names the entries carry; a cell a spreadsheet would take for
+ * a formula starts with a quote, which readPricesCsv takes off.
+ */
 export function writePricesCsv(
   rows: readonly PriceRow[],
   entries: ReadonlyMap<string, { allowUnitPriceEditing: boolean; name: string | null }>,
@@ -176,7 +194,11 @@ export function writePricesCsv(
       row.list_price ?? '',
       String(entry?.allowUnitPriceEditing ?? false),
       row.adjustment ?? '',
-    ];
+    ].map(inertCell);
   });
-  return stringify([[...PRICE_CSV_COLUMNS], ...records], { record_delimiter: '\r\n' });
+  // csv-stringify quotes a cell holding the whole record delimiter only: a lone CR or LF would end a record early.
+  return stringify([[...PRICE_CSV_COLUMNS], ...records], {
+    record_delimiter: '\r\n',
+    quoted_match: /[\r\n]/,
+  });
 }

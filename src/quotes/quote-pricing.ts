@@ -88,6 +88,7 @@ export function priceSavedQuote(
       unitPrice: line.unitPrice,
       adjustment: line.adjustment,
       discountPercent: percent,
+      allowUnitPriceEditing: product?.price?.allowUnitPriceEditing ?? false,
       listTotal: toJsonNumber(listTotal),
       total: toJsonNumber(total),
       trace: line.trace,

@@ -137,6 +137,11 @@ export const SavedQuoteLine = component(
         'rounded half up to the currency’s minor units',
     }),
     discountPercent: Type.Number({ description: 'The discount asked for the line; 0 when none' }),
+    allowUnitPriceEditing: Type.Boolean({
+      description:
+        'Whether the price book entry lets a rep set this line’s unitPrice (C11), as it does with or without an ' +
+        'adjustment; a unitPrice asked where it is false is a unit_price_not_editable violation',
+    }),
     total: Type.Number({
       description:
         'unitPrice x quantity less discountPercent, rounded half up to the currency’s minor units; never below 0',

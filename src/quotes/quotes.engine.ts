@@ -91,8 +91,9 @@ interface Choice {
   defaulted: boolean;
 }
 
-/** How a violation names a product: made only for a violation, not for every line. */
-const productName = (product: CatalogueProduct) => `product ${product.productId}`;
+/** How a violation names a product, as a rule's message does: made only for a violation, not for every line. */
+const productName = ({ productId, properties }: CatalogueProduct) =>
+  properties.name ? `"${properties.name}" (${productId})` : `product ${productId}`;
 
 /** The quantity a read-only product keeps and a default product is filled with. */
 export function defaultQuantity(product: Pick<CatalogueProduct, 'minQuantity'>): number {

@@ -68,11 +68,14 @@ export function confirmScopeKey(scope: RequestScope): Promise<void> {
   return confirmKey(scope.db, scope.account.id, scope.key);
 }
 
+/** The key id of a scope outside HTTP: no key of the account's presented it. */
+export const OUTSIDE_HTTP_KEY_ID = 'outside-http';
+
 /** A scope for work outside HTTP (the command line, tests, background work): no key presented it. */
 export function scopeOutsideHttp(db: Db, accountId: string, limits?: Limits): RequestScope {
   return makeScope({
     db,
-    account: { id: accountId, keyId: 'outside-http', readOnly: false, approver: false, keyName: null },
+    account: { id: accountId, keyId: OUTSIDE_HTTP_KEY_ID, readOnly: false, approver: false, keyName: null },
     limits,
   });
 }

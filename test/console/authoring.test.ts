@@ -225,7 +225,7 @@ describeEachDatabase('Authoring and bulk pricing in the console', (ctx) => {
       assert.match((await preview.textContent()) as string, /1 price changes; 1 stay as they are\./);
       assert.match(
         (await preview.locator('tbody tr').textContent()) as string,
-        /^2DEMO-CPU-8CUSD.*→ \$355\.125/,
+        /^28-core processorUSD.*→ \$355\.125/,
       );
       await check(page, 'csv-preview', tools);
       await tools.getByRole('button', { name: 'Import the file' }).click();
@@ -248,7 +248,12 @@ describeEachDatabase('Authoring and bulk pricing in the console', (ctx) => {
     const readOnlyKey = await ctx.newKey('acme', { readOnly: true });
 
     const page = await open(desktop);
-    await page.goto(url(`/bundles/${bundleId}/quote?currency=USD&s=${optionId('Processor')}~~DEMO-CPU-12C`));
+    await page.goto(
+      url(
+        `/bundles/${bundleId}/quote?currency=USD&s=${optionId('Processor')}~~DEMO-CPU-12C` +
+          `&s=${optionId('Accessories')}~~DEMO-DOCK`,
+      ),
+    );
     await page.getByRole('button', { name: 'Use the suggestion' }).click();
     await page.locator('.verdict[data-complete="true"]').waitFor();
     await page.getByRole('button', { name: 'Save as quote', exact: true }).click();
@@ -257,12 +262,39 @@ describeEachDatabase('Authoring and bulk pricing in the console', (ctx) => {
     const stored = async () => (await ctx.call('GET', `/v1/quotes/${quoteId}`)).body;
     assert.equal((await stored()).status, 'draft');
     const line = page.locator('tr[data-line="DEMO-CPU-12C"]');
-    assert.match((await line.locator('th').textContent()) as string, /Processor/);
+    assert.match(
+      (await line.locator('th').textContent()) as string,
+      /^12-core processorProcessor · DEMO-CPU-12C$/,
+    );
     assert.equal(await page.locator('[data-quote-status]').textContent(), 'Draft');
     await check(page, 'saved-quote');
 
+    // A unit price only where the price book lets a rep set one: the dock's (which has no adjustment), not the
+    // processor's.
+    const editLine = (productId: string) =>
+      page.getByRole('button', { name: new RegExp(`^Edit .*\\(${productId}\\)$`) });
+    await editLine('DEMO-CPU-12C').click();
+    await page.getByLabel('Discount %').waitFor();
+    assert.equal(await page.getByLabel(/^Unit price/).count(), 0);
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    const dock = page.locator('tr[data-line="DEMO-DOCK"]');
+    await editLine('DEMO-DOCK').click();
+    await page.getByLabel('Unit price (USD)').fill('199');
+    await check(page, 'saved-quote-unit-price');
+    await page.setViewportSize(phone);
+    await check(page, 'saved-quote-unit-price');
+    await page.setViewportSize(desktop);
+    await page.getByRole('button', { name: 'Save the line' }).click();
+    // The unit price cell (the quantity's is the first).
+    await dock.locator('td:nth-of-type(2)', { hasText: /^\$199\.00$/ }).waitFor();
+    const dockLine = (await stored()).lines.find((l: { productId: string }) => l.productId === 'DEMO-DOCK');
+    assert.deepEqual(
+      [dockLine.unitPrice, dockLine.allowUnitPriceEditing, dockLine.adjustment],
+      [199, true, null],
+    );
+
     // A discount past the policy's 20%.
-    await line.getByRole('button', { name: 'Edit DEMO-CPU-12C' }).click();
+    await editLine('DEMO-CPU-12C').click();
     await page.getByLabel('Discount %').fill('25');
     await check(page, 'saved-quote-edit');
     await page.getByRole('button', { name: 'Save the line' }).click();
@@ -272,7 +304,7 @@ describeEachDatabase('Authoring and bulk pricing in the console', (ctx) => {
     // Someone else edits the quote meanwhile: the 412 is explained, the edit is kept and can be saved over it.
     const patched = await ctx.call('PATCH', `/v1/quotes/${quoteId}`, { body: { title: 'Design team' } });
     assert.equal(patched.status, 200, patched.text);
-    await line.getByRole('button', { name: 'Edit DEMO-CPU-12C' }).click();
+    await editLine('DEMO-CPU-12C').click();
     await page.getByLabel('Discount %').fill('30');
     await page.getByRole('button', { name: 'Save the line' }).click();
     const conflict = page.locator('.conflict[data-status="412"]');
@@ -289,7 +321,7 @@ describeEachDatabase('Authoring and bulk pricing in the console', (ctx) => {
     assert.equal(await page.getByRole('button', { name: 'Approve' }).count(), 0);
     assert.match(
       (await page.locator('.approvals').textContent()) as string,
-      /pending.*line discount above 20%/,
+      /Pending.*line discount above 20%/,
     );
 
     // A read-only key sees the quote and no control that changes it.
@@ -308,7 +340,7 @@ describeEachDatabase('Authoring and bulk pricing in the console', (ctx) => {
     await approver.locator('[data-quote-status="approved"]').waitFor();
     assert.match(
       (await approver.locator('.approvals').textContent()) as string,
-      /approved.*by Sales director.*Strategic account/,
+      /Approved.*by Sales director.*Strategic account/,
     );
 
     // The rep's page still holds the version before the approval: finalizing it is a 412, explained, then done.
@@ -351,9 +383,12 @@ describeEachDatabase('Authoring and bulk pricing in the console', (ctx) => {
       assert.equal(head.toLowerCase(), start.toLowerCase());
     }
 
-    // The events page links the finalize to the quote.
-    await page.goto(url('/events?type=quote.finalized'));
-    await page.getByRole('link', { name: quoteId }).click();
+    // The events page names the approver's key and links the approval to the quote.
+    await page.goto(url('/events?type=quote.approved'));
+    const approval = page.locator('ol.event-list > li').first();
+    assert.equal(await approval.locator('[data-key]').textContent(), 'by Sales director');
+    await check(page, 'events-approval');
+    await approval.getByRole('link', { name: `Quote ${number}` }).click();
     await page.locator('[data-quote-status="open"]').waitFor();
 
     // The list finds it by number, under its status.
@@ -366,8 +401,11 @@ describeEachDatabase('Authoring and bulk pricing in the console', (ctx) => {
     await list.waitForURL(/status=open/);
     await list.waitForURL(new RegExp(`q=${number}`));
     const rows = list.locator('tbody tr');
-    // The earlier list shows until the filtered one arrives: wait for it to be the one row.
-    await list.waitForFunction("document.querySelectorAll('tbody tr').length === 1");
+    // The earlier list shows until the filtered one arrives: wait for it to be the one row. (By locators: a
+    // function waited on as a string is evaluated, which the console's CSP refuses once it must poll.)
+    await rows.nth(1).waitFor({ state: 'detached' });
+    await list.locator(`tbody tr[data-quote="${number}"]`).waitFor();
+    assert.equal(await rows.count(), 1);
     assert.equal(await rows.first().getAttribute('data-quote'), number);
     await check(list, 'quotes');
     await page.setViewportSize(phone);

@@ -191,7 +191,10 @@ describeEachDatabase('The console in a browser', { skip: skipWithout('chromium')
     );
     const rules = await page.locator('.rule-list li').allTextContents();
     assert.equal(rules.length, 3);
-    assert.match(rules[0] ?? '', /When DEMO-DOCK in Accessories, require DEMO-CPU-12C in Processor/);
+    assert.match(
+      rules[0] ?? '',
+      /When USB-C docking station in Accessories, require 12-core processor in Processor/,
+    );
     await accessible('bundle');
     await screenshot(page, 'bundle');
     await page.emulateMedia({ colorScheme: 'dark' });
@@ -203,9 +206,9 @@ describeEachDatabase('The console in a browser', { skip: skipWithout('chromium')
   test('edits a price, and the bundle details show it', async () => {
     await page.goto(url(`/bundles/${demoBundleId}`));
     // By keyboard: the edit button takes focus and opens the editor with Enter.
-    await page.getByRole('button', { name: 'Edit prices of DEMO-DOCK' }).focus();
+    await page.getByRole('button', { name: 'Edit prices of USB-C docking station' }).focus();
     await page.keyboard.press('Enter');
-    const form = page.getByRole('form', { name: 'Prices of DEMO-DOCK' });
+    const form = page.getByRole('form', { name: 'Prices of USB-C docking station' });
     const usd = currencyRow(form, 'USD');
     await usd.getByLabel('List price').fill('249.5');
     await usd.getByLabel('Adjustment').selectOption('percent');
@@ -232,8 +235,8 @@ describeEachDatabase('The console in a browser', { skip: skipWithout('chromium')
 
   test('shows a 400 and a 422 beside the fields their pointers name', async () => {
     await page.goto(url(`/bundles/${demoBundleId}`));
-    await page.getByRole('button', { name: 'Edit prices of DEMO-DOCK' }).click();
-    const form = page.getByRole('form', { name: 'Prices of DEMO-DOCK' });
+    await page.getByRole('button', { name: 'Edit prices of USB-C docking station' }).click();
+    const form = page.getByRole('form', { name: 'Prices of USB-C docking station' });
     const usd = currencyRow(form, 'USD');
     await usd.getByLabel('List price').fill('-5');
     await form.getByRole('button', { name: 'Save prices' }).click();
@@ -261,8 +264,8 @@ describeEachDatabase('The console in a browser', { skip: skipWithout('chromium')
 
   test('explains a 412 from a concurrent edit and offers the current values', async () => {
     await page.goto(url(`/bundles/${demoBundleId}`));
-    await page.getByRole('button', { name: 'Edit prices of DEMO-MOUSE' }).click();
-    const form = page.getByRole('form', { name: 'Prices of DEMO-MOUSE' });
+    await page.getByRole('button', { name: 'Edit prices of Wireless mouse' }).click();
+    const form = page.getByRole('form', { name: 'Prices of Wireless mouse' });
     const usd = currencyRow(form, 'USD');
     await usd.getByLabel('Standard price').waitFor();
 
@@ -383,21 +386,65 @@ describeEachDatabase('The console in a browser', { skip: skipWithout('chromium')
     await rule.waitFor();
     assert.match(
       (await rule.textContent()) ?? '',
-      /When DEMO-DOCK in Accessories, require DEMO-SLEEVE in Accessories.*The dock ships in the sleeve/,
+      /When USB-C docking station in Accessories, require Laptop sleeve in Accessories.*The dock ships in the sleeve/,
     );
   });
 
-  test('lists the events of the edits', async () => {
-    await page.goto(url('/events?type=prices.changed'));
-    const rows = page.locator('table.events tbody tr');
-    await rows.first().waitFor();
-    assert.ok((await rows.count()) >= 3);
-    await rows.first().getByRole('button', { name: 'Show data' }).click();
-    assert.match((await page.locator('tr.detail pre').textContent()) ?? '', /"priceBookId"/);
-    await accessible('events');
+  test('lists the events newest first, with the key’s name and a link to what changed', async () => {
+    const desk = await ctx.newKey('acme', { name: 'Pricing desk' });
+    const touched = await ctx.call('PATCH', `/v1/bundles/${demoBundleId}`, {
+      key: desk,
+      body: { isActive: true },
+    });
+    assert.equal(touched.status, 200, touched.text);
     await page.goto(url('/events'));
-    await rows.first().waitFor();
+    const items = page.locator('ol.event-list > li');
+    await items.first().waitFor();
+    const ids = await items.evaluateAll((found) =>
+      found.map((item) => item.getAttribute('data-event') ?? ''),
+    );
+    assert.ok(ids.length > 3);
+    assert.deepEqual(ids, [...ids].sort().reverse(), 'newest first');
+    const newest = items.first();
+    assert.equal(await newest.getAttribute('data-type'), 'bundle.updated');
+    assert.equal(await newest.locator('[data-key]').textContent(), 'by Pricing desk');
+    // The edits made in the console with the unnamed key before it are told by the end of that key's id.
+    assert.match(
+      (await items.nth(1).locator('[data-key]').textContent()) ?? '',
+      /^by an unnamed key …\w{6}$/,
+    );
+    await accessible('events');
     await screenshot(page, 'events', { fullPage: false });
+    await page.setViewportSize({ width: 390, height: 844 });
+    assert.ok(
+      await page.evaluate('document.documentElement.scrollWidth <= 390'),
+      'no sideways scrolling at 390 px',
+    );
+    await accessible('events (390 px)');
+    await screenshot(page, 'events-390', { fullPage: false });
+    await page.setViewportSize({ width: 1280, height: 860 });
+    await newest.getByRole('link', { name: 'Bundle Demo Laptop 15' }).click();
+    await page.getByRole('heading', { name: /DEMO-LAPTOP-15/, level: 1 }).waitFor();
+    assert.equal(new URL(page.url()).pathname, `/console/bundles/${demoBundleId}`);
+
+    // Filtered by type: the console's price edits, then the demo's, made from the command line.
+    await page.goto(url('/events?type=prices.changed'));
+    await items.first().waitFor();
+    assert.ok((await items.count()) >= 3);
+    assert.match(
+      (await items.first().locator('.event-what').textContent()) ?? '',
+      /^Prices changed Prices of DEMO-\w+ \(/,
+    );
+    assert.equal(
+      await items.last().locator('[data-key]').textContent(),
+      'from the command line or the service',
+    );
+    await items
+      .first()
+      .getByRole('button', { name: /^Show data/ })
+      .click();
+    assert.match((await page.locator('.event-data pre').textContent()) ?? '', /"priceBookId"/);
+    await accessible('events with data');
   });
 
   test('renders the largest bundle page (300 products x 4 currencies) from a fixed set of API reads', async () => {

@@ -1,8 +1,8 @@
 // The console in Firefox (Debian's firefox-esr, headless): the paths a user takes every day, sign-in, the bundles
-// list, a bundle page, a quote that trips a rule and is fixed, and the largest bundle page, with nothing loaded
-// from another host and no script error. playwright-core drives only Playwright's own Firefox build (its WebDriver
-// BiDi support needs a newer Firefox than the ESR), so puppeteer-core, which speaks BiDi to the stock browser,
-// drives this one. The full walk, with axe-core and the edits, runs in chromium (console.test.ts).
+// list, a bundle page, a quote that trips a rule and is fixed, then saved and finalized, and the largest bundle
+// page, with nothing loaded from another host and no script error. playwright-core drives only Playwright's own
+// Firefox build (its WebDriver BiDi support needs a newer Firefox than the ESR), so puppeteer-core, which speaks
+// BiDi to the stock browser, drives this one. The full walk, with axe-core and the edits, runs in chromium.
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
@@ -124,6 +124,22 @@ describeEachDatabase('The console in Firefox', { skip: skipWithout('firefox-esr'
     await page.click('button::-p-text(Use the suggestion)');
     await page.waitForSelector('.verdict[data-complete="true"]');
     assert.equal(await text('[data-total]'), '$708.00');
+  });
+
+  test('saves the quote, submits and finalizes it', async () => {
+    // Where the previous test left the builder: complete, so its button saves it as it is.
+    await page.waitForSelector('.verdict[data-complete="true"]');
+    await page.click('button::-p-text(Save as quote)');
+    await page.waitForSelector('h1::-p-text(Quote Q-)');
+    await page.waitForSelector('tr[data-line="DEMO-CPU-12C"]');
+    assert.match(await text('tr[data-line="DEMO-CPU-12C"] th'), /12-core processor/);
+    assert.equal(await text('[data-total]'), '$708.00');
+    // No approval policy: a submit approves it at once.
+    await page.click('button::-p-text(Submit)');
+    await page.waitForSelector('[data-quote-status="approved"]');
+    await page.click('button::-p-text(Finalize)');
+    await page.waitForSelector('[data-quote-status="open"]');
+    await screenshot(page, 'firefox-quote');
   });
 
   test('renders the largest bundle page (300 products x 4 currencies) from a fixed set of API reads', async () => {

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { createBundle as createBundleOutsideHttp } from '../../src/bundles/bundles.service.ts';
 import { insertEvents } from '../../src/events/events.repository.ts';
 import { PURGE_BATCH, purgeExpiredEvents } from '../../src/events/events.service.ts';
 import { newId } from '../../src/ids.ts';
+import { scopeOutsideHttp } from '../../src/shared/scope.ts';
 import { type OpenApiDocument, operationsOf } from '../fuzz/openapi.ts';
 import { assertProblem, type CallResult, describeEachDatabase, type TestContext } from '../helpers/app.ts';
 import { createBundle } from '../helpers/factories.ts';
@@ -31,8 +33,16 @@ async function lastEventId(ctx: TestContext): Promise<string | undefined> {
 }
 
 describeEachDatabase('events', (ctx) => {
-  /** Runs a write and answers the one event it recorded, checked against the write's answer and request id. */
-  async function onlyEvent(write: () => Promise<CallResult>, status: number, type: string): Promise<Json> {
+  /**
+   * Runs a write made with `key` and answers the one event it recorded, checked against the write's answer, request
+   * id and key.
+   */
+  async function onlyEvent(
+    write: () => Promise<CallResult>,
+    status: number,
+    type: string,
+    key = ctx.key,
+  ): Promise<Json> {
     const before = await lastEventId(ctx);
     const result = await write();
     assert.equal(result.status, status, result.text);
@@ -42,12 +52,13 @@ describeEachDatabase('events', (ctx) => {
     assert.equal(event.type, type);
     assert.equal(event.accountId, 'acme');
     assert.equal(event.requestId, result.headers['x-request-id']);
+    assert.equal(event.keyId, (await ctx.call('GET', '/v1/keys/current', { key })).body.keyId);
     assert.match(event.id, /^evt_[0-9A-HJKMNP-TV-Z]{26}$/);
     assert.deepEqual((await ctx.call('GET', `/v1/events/${event.id}`)).body, event);
     return event.data.object;
   }
 
-  test('every write route records its event, with the resource after the write and the request id', async () => {
+  test('every write route records its event, with the resource after the write, the request id and the key', async () => {
     // Every write the test makes, to check below that no write operation of the API was left out.
     const called: string[] = [];
     let result: CallResult | undefined;
@@ -279,11 +290,12 @@ describeEachDatabase('events', (ctx) => {
       decide('reject', waiting.id, { comment: 'Not yet' }),
       200,
       'quote.rejected',
+      approver,
     );
     assert.deepEqual(rejected, result?.body);
     assert.equal(rejected.status, 'draft');
     await quoteEvent('POST', `${w}/submit`, 200, 'quote.submitted');
-    const approved = await onlyEvent(decide('approve', waiting.id), 200, 'quote.approved');
+    const approved = await onlyEvent(decide('approve', waiting.id), 200, 'quote.approved', approver);
     assert.deepEqual(approved, result?.body);
     assert.equal(approved.status, 'approved');
     const policyGone = await ctx.call('DELETE', `/v1/approval-policies/${policyMade.body.id}`);
@@ -403,6 +415,58 @@ describeEachDatabase('events', (ctx) => {
     assertProblem(await ctx.call('GET', '/v1/events', { key, query: { limit: '101' } }), 400);
   });
 
+  test('order=desc lists newest first and pages back in time, with the same filters', async () => {
+    const key = await ctx.newKey('feed-newest');
+    for (let i = 0; i < 4; i++) {
+      const res = await ctx.call('POST', '/v1/bundles', {
+        key,
+        body: { header: { productId: `N-${i}`, properties: {} } },
+      });
+      await ctx.call('PATCH', `/v1/bundles/${res.body.id}`, { key, body: { isActive: false } });
+    }
+    const oldest = await feed(ctx, undefined, key);
+    const newest = [...oldest].reverse();
+    const first = await ctx.call('GET', '/v1/events', { key, query: { order: 'desc', limit: '3' } });
+    assert.deepEqual(first.body, { events: newest.slice(0, 3), nextKey: newest[2].id });
+    const second = await ctx.call('GET', '/v1/events', {
+      key,
+      query: { order: 'desc', limit: '5', after: first.body.nextKey },
+    });
+    assert.deepEqual(second.body, { events: newest.slice(3) });
+    const asc = await ctx.call('GET', '/v1/events', { key, query: { order: 'asc', limit: '100' } });
+    assert.deepEqual(asc.body.events, oldest);
+    const updated = await ctx.call('GET', '/v1/events', {
+      key,
+      query: { order: 'desc', types: 'bundle.updated', limit: '2' },
+    });
+    assert.deepEqual(updated.body.events, newest.filter((e) => e.type === 'bundle.updated').slice(0, 2));
+    assertProblem(await ctx.call('GET', '/v1/events', { key, query: { order: 'newest' } }), 400);
+  });
+
+  test('an event names the key whose write made it, as it was named then; the command line’s name none', async () => {
+    const key = await ctx.newKey('events-keys', { name: 'Pricing desk' });
+    const unnamed = await ctx.newKey('events-keys');
+    const made = await ctx.call('POST', '/v1/bundles', {
+      key,
+      body: { header: { productId: 'K-1', properties: {} } },
+    });
+    await ctx.call('PATCH', `/v1/bundles/${made.body.id}`, { key: unnamed, body: { isActive: false } });
+    await createBundleOutsideHttp(scopeOutsideHttp(ctx.db, 'events-keys'), {
+      header: { productId: 'K-CLI', properties: {} },
+    });
+    const ids = await Promise.all(
+      [key, unnamed].map(async (k) => (await ctx.call('GET', '/v1/keys/current', { key: k })).body.keyId),
+    );
+    assert.deepEqual(
+      (await feed(ctx, undefined, key)).map((e) => [e.type, e.keyId, e.keyName]),
+      [
+        ['bundle.created', ids[0], 'Pricing desk'],
+        ['bundle.updated', ids[1], null],
+        ['bundle.created', null, null],
+      ],
+    );
+  });
+
   test('another account’s events are never listed and answer 404', async () => {
     const mine = await ctx.newKey('events-mine');
     const theirs = await ctx.newKey('events-theirs');
@@ -425,6 +489,8 @@ describeEachDatabase('events', (ctx) => {
       created_at: new Date().toISOString(),
       request_id: null,
       data: '{"object":{}}',
+      key_id: null,
+      key_name: null,
     }));
     for (let i = 0; i < old.length; i += 500) await insertEvents(ctx.db, old.slice(i, i + 500));
     const key = await ctx.newKey('events-purge');

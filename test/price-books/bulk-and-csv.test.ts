@@ -226,6 +226,72 @@ describeEachDatabase('bulk price changes and CSV', (ctx) => {
     assert.equal(cached.status, 200, 'the import moved the book on, so its export has a new ETag');
   });
 
+  test('CSV export starts with a quote each cell a spreadsheet would run as a formula; import reads it back', async () => {
+    // OWASP's list: = + - @ tab and carriage return; and texts that already begin with quotes before one of them.
+    const products = [
+      { productId: '=SUM(A1:A9)', name: '=HYPERLINK("http://example.com","Click")' },
+      { productId: '+PLUS', name: '+1 year' },
+      { productId: '-MINUS', name: '-10% promo' },
+      { productId: '@AT', name: '@cmd' },
+      { productId: '\tTAB', name: '\r=CR' },
+      { productId: "'=QUOTED", name: "''+twice" },
+      { productId: "'PLAIN", name: 'Plain, with a comma' },
+    ];
+    const { options } = await createBundle(ctx, {
+      options: [
+        {
+          name: 'Risky',
+          type: 'ADD_ON',
+          products: products.map(({ productId, name }) => ({ productId, properties: { name } })),
+        },
+      ],
+    });
+    const url = `/v1/pricebooks/${options[0].priceBookId}`;
+    expectStatus(
+      await ctx.call('PUT', `${url}/prices`, {
+        body: products.map(({ productId }) => ({ productId, currency: 'USD', standardPrice: 10 })),
+      }),
+      200,
+      'seed prices',
+    );
+    const exported = await ctx.call('GET', `${url}/prices`, { headers: { accept: 'text/csv' } });
+    assert.equal(exported.status, 200, exported.text);
+    assert.deepEqual(exported.text.split('\r\n').slice(1, -1), [
+      `'=SUM(A1:A9),"'=HYPERLINK(""http://example.com"",""Click"")",USD,10,,false,`,
+      "'+PLUS,'+1 year,USD,10,,false,",
+      "'-MINUS,'-10% promo,USD,10,,false,",
+      "'@AT,'@cmd,USD,10,,false,",
+      `'\tTAB,"'\r=CR",USD,10,,false,`,
+      `''=QUOTED,'''+twice,USD,10,,false,`,
+      `'PLAIN,"Plain, with a comma",USD,10,,false,`,
+    ]);
+    // No cell of the file begins with a formula character, quoted or not.
+    const cells = exported.text.split(/,|\r\n/).map((cell) => cell.replace(/^"/, ''));
+    assert.deepEqual(
+      cells.filter((cell) => /^[=+\-@\t\r]/.test(cell)),
+      [],
+    );
+
+    // The file as exported changes nothing; with its prices changed, it changes each product by its exact id.
+    const same = await ctx.call('PUT', `${url}/prices`, { body: exported.text, headers: csvHeaders });
+    assert.equal(same.status, 200, same.text);
+    assert.deepEqual(same.body.summary, { rows: products.length, changed: 0, unchanged: products.length });
+    const raised = exported.text.replaceAll(',USD,10,', ',USD,12,');
+    const changed = await ctx.call('PUT', `${url}/prices`, { body: raised, headers: csvHeaders });
+    assert.equal(changed.status, 200, changed.text);
+    assert.deepEqual(changed.body.summary, { rows: products.length, changed: products.length, unchanged: 0 });
+    const json = await ctx.call('GET', `${url}/prices`);
+    assert.deepEqual(
+      json.body.entries
+        .map((e: { productId: string; prices: { USD: { standardPrice: number } } }) => [
+          e.productId,
+          e.prices.USD.standardPrice,
+        ])
+        .sort(),
+      products.map(({ productId }) => [productId, 12]).sort(),
+    );
+  });
+
   test('CSV import: a preview, then the import; left-out columns keep, empty cells clear', async () => {
     const { option, url } = await pricedBook();
     const csv = ['productId,currency,standardPrice,listPrice', 'BASE-S,USD,21.5,', 'BASE-M,GBP,7,8', ''].join(

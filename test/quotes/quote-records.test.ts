@@ -76,6 +76,15 @@ describeEachDatabase('quotes as records', (ctx) => {
     );
     assert.equal(quote.lines[0].bundleName, 'Workstation <Pro>');
     assert.equal(quote.lines[0].trace.unitPriceEdited, true);
+    // Each line says whether a rep may set its unit price, whether or not its entry has an adjustment.
+    assert.deepEqual(
+      quote.lines.map((l: Json) => [l.productId, l.adjustment, l.allowUnitPriceEditing]),
+      [
+        ['BASE-L', null, true],
+        ['EXTRA-WARRANTY', null, false],
+        ['EXTRA-SETUP', null, false],
+      ],
+    );
     assert.equal(quote.listTotal, 886.47);
     assert.equal(quote.total, 667.81);
     assert.equal(quote.discountTotal, 218.66);
@@ -193,6 +202,7 @@ describeEachDatabase('quotes as records', (ctx) => {
       ],
     );
     assert.equal(draft.lines.length, 1);
+    assert.equal(draft.lines[0].allowUnitPriceEditing, false);
     const refused = await ctx.call('POST', `/v1/quotes/${draft.id}/submit`);
     assertProblem(refused, 422, 'quote_invalid');
     assert.equal(refused.body.errors.length, 2);

@@ -758,8 +758,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the account’s events, oldest first
-         * @description Every successful write records its events in its own transaction: a write that fails records none. Ids ascend in the order the writes committed, so a consumer that passes the last id it has seen as `after` never misses one. `types` keeps only the listed types (an unknown one is a 400). Events are kept 30 days (EVENTS_RETENTION_DAYS), then purged.
+         * List the account’s events, oldest first, or newest first with order=desc
+         * @description Every successful write records its events in its own transaction: a write that fails records none. Ids ascend in the order the writes committed, so a consumer that passes the last id it has seen as `after` never misses one. `order=desc` lists newest first instead (`after` then pages back in time). `types` keeps only the listed types (an unknown one is a 400). Events are kept 30 days (EVENTS_RETENTION_DAYS), then purged.
          */
         get: operations["listEvents"];
         put?: never;
@@ -2305,6 +2305,8 @@ export interface components {
              */
             createdAt: string;
             requestId: string | null;
+            keyId: string | null;
+            keyName: string | null;
             data: {
                 /** @description The resource after the write, as its GET answers it; for a delete `{ id, deleted: true }`. option_products.changed: `{ id (option), bundleId, products }`; prices.changed: `{ priceBookId, productIds, currencies }`; adjustment.changed: `{ priceBookId, productId, currency, adjustment }` (null when deleted); product_variants.changed: `{ priceBookId, productId, variants }`; webhook_endpoint.disabled: the endpoint, disabled after 5 days of failed deliveries. */
                 object: unknown;
@@ -2419,6 +2421,8 @@ export interface components {
             listTotal: number;
             /** @description The discount asked for the line; 0 when none */
             discountPercent: number;
+            /** @description Whether the price book entry lets a rep set this line’s unitPrice (C11), as it does with or without an adjustment; a unitPrice asked where it is false is a unit_price_not_editable violation */
+            allowUnitPriceEditing: boolean;
         };
         /** @description One approval policy’s part in one submission of the quote (C19) */
         QuoteApproval: {
@@ -11378,8 +11382,10 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                /** @description The last event id already seen; the page starts after it */
+                /** @description The last event id already seen; the page starts after it, in the order asked for */
                 after?: string;
+                /** @description `asc` (the default) lists oldest first, in commit order, to follow the feed; `desc` newest first, to read what changed lately */
+                order?: "asc" | "desc";
                 /** @description Comma-separated event types; only these are listed */
                 types?: string;
                 /** @description Page size, 1-100 */
@@ -11394,7 +11400,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of events, oldest first */
+            /** @description A page of events, in the order asked for */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];

@@ -211,6 +211,7 @@ export function PriceEditor({
   session,
   priceBookId,
   productId,
+  productName,
   optionName,
   currencies,
   onClose,
@@ -218,6 +219,8 @@ export function PriceEditor({
   session: Session;
   priceBookId: string;
   productId: string;
+  /** What people call the product (its name property, else its id). */
+  productName: string;
   optionName: string;
   currencies: string[];
   onClose: (saved: boolean) => void;
@@ -273,14 +276,15 @@ export function PriceEditor({
   return (
     <form
       class="editor"
-      aria-label={`Prices of ${productId}`}
+      aria-label={`Prices of ${productName}`}
       onSubmit={(event) => {
         event.preventDefault();
         save();
       }}
     >
       <h3>
-        Prices of {productId} <span class="muted">in {optionName}</span>
+        Prices of {productName} {productName !== productId && <span class="mono small">{productId}</span>}{' '}
+        <span class="muted">in {optionName}</span>
       </h3>
       {conflict && (
         <Conflict

@@ -325,6 +325,7 @@ function OptionSection({
           session={session}
           priceBookId={plain.priceBookId}
           productId={editing.productId}
+          productName={nameOf(editing.productId)}
           optionName={option.name}
           currencies={currencies}
           onClose={close}
@@ -433,12 +434,14 @@ export function BundlePage({ bundleId, session }: { bundleId: string; session: S
   return (
     <section class="bundle">
       <nav class="crumbs" aria-label="Breadcrumb">
-        <Link to={href('/bundles')}>Bundles</Link> /{' '}
-        <span aria-current="page">{bundle.header.productId}</span>
+        <Link to={href('/bundles')}>Bundles</Link> / <span aria-current="page">{bundleName}</span>
       </nav>
       <div class="section-head">
         <h1>
-          {bundle.header.productId}{' '}
+          {bundleName}{' '}
+          {bundleName !== bundle.header.productId && (
+            <span class="mono muted heading-id">{bundle.header.productId}</span>
+          )}{' '}
           <span class={bundle.isActive ? 'badge ok' : 'badge'}>
             {bundle.isActive ? 'Active' : 'Inactive'}
           </span>
@@ -469,7 +472,9 @@ export function BundlePage({ bundleId, session }: { bundleId: string; session: S
       <p class="muted">
         <span class="mono">{bundle.id}</span>
         {bundle.clonedBundleTempName && ` · ${bundle.clonedBundleTempName}`}
-        {Object.entries(bundle.header.properties).map(([name, value]) => ` · ${name}: ${value ?? '—'}`)}
+        {Object.entries(bundle.header.properties)
+          .filter(([name]) => name !== 'name')
+          .map(([name, value]) => ` · ${name}: ${value ?? '—'}`)}
         {currencies.length > 0 && ` · prices in ${currencies.join(', ')}`}
       </p>
       <p class="status" aria-live="polite">

@@ -1,6 +1,6 @@
 import type { Schemas } from '@cpq/client';
 import { useState } from 'preact/hooks';
-import { dateTime } from '../format.ts';
+import { dateTime, keyWords } from '../format.ts';
 import { href, Link, navigate, type Place } from '../router.tsx';
 import { call, type Session } from '../session.ts';
 import { Loading, ProblemBanner, useLoad, usePageTitle } from '../ui.tsx';
@@ -47,30 +47,67 @@ const listedTypes: Record<EventType, true> = {
 };
 const types = Object.keys(listedTypes) as EventType[];
 
-/** What the event is about: the resource's id, or the price book whose prices or adjustments changed. */
-function objectId(event: Schemas['Event']): string {
+type Event = Schemas['Event'];
+
+/** The event's object as a record of fields, or an empty one for anything else. */
+function fieldsOf(event: Event): Record<string, unknown> {
   const object = event.data.object;
-  if (typeof object !== 'object' || object === null) return '';
-  if ('id' in object) return String(object.id);
-  return 'priceBookId' in object ? String(object.priceBookId) : '';
+  return typeof object === 'object' && object !== null ? (object as Record<string, unknown>) : {};
+}
+
+const text = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : null);
+
+/** "quote.submitted" as words: "Quote submitted". */
+export function typeInWords(type: string): string {
+  const words = type.replace('.', ' ').replaceAll('_', ' ');
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/** What changed, named as a person knows it: a quote's number, a bundle's or option's name, a price book's products. */
+function objectLabel(event: Event): string {
+  const o = fieldsOf(event);
+  const id = text(o.id) ?? '';
+  if (o.deleted === true) return id;
+  const kind = event.type.split('.')[0];
+  if (kind === 'quote') return `Quote ${text(o.number) ?? id}`;
+  if (kind === 'bundle') {
+    const header = (o.header ?? {}) as { productId?: unknown; properties?: Record<string, unknown> };
+    return `Bundle ${text(header.properties?.name) ?? text(header.productId) ?? id}`;
+  }
+  if (kind === 'prices') {
+    const products = Array.isArray(o.productIds) ? o.productIds.map(String) : [];
+    const currencies = Array.isArray(o.currencies) ? ` (${o.currencies.join(', ')})` : '';
+    // A few products by id (the event carries no names); a bulk change by its count.
+    const which = products.length <= 3 ? products.join(', ') : `${products.length} products`;
+    return `Prices of ${which}${currencies}`;
+  }
+  if (kind === 'adjustment') return `Adjustment of ${text(o.productId) ?? ''} in ${text(o.currency) ?? ''}`;
+  if (kind === 'product_variants') return `Variants of ${text(o.productId) ?? ''}`;
+  if (kind === 'option_products') return 'Products of an option';
+  if (kind === 'webhook_endpoint') return `Webhook ${text(o.url) ?? id}`;
+  const names: Record<string, string> = {
+    option: 'Option',
+    rule: 'Rule',
+    price_book: 'Price book',
+    approval_policy: 'Approval policy',
+  };
+  return `${names[kind ?? ''] ?? ''} ${text(o.name) ?? id}`.trim();
 }
 
 /** The console page of what the event changed, while it still exists: a bundle (for its options and rules too), a quote. */
-function objectPage(event: Schemas['Event']): string | null {
-  const object = event.data.object;
-  if (typeof object !== 'object' || object === null || !('id' in object)) return null;
-  const id = encodeURIComponent(String(object.id));
-  if (event.type.startsWith('quote.')) return event.type === 'quote.deleted' ? null : href(`/quotes/${id}`);
-  if (event.type.startsWith('bundle.'))
-    return event.type === 'bundle.deleted' ? null : href(`/bundles/${id}`);
-  return 'bundleId' in object && typeof object.bundleId === 'string'
-    ? href(`/bundles/${encodeURIComponent(object.bundleId)}`)
-    : null;
+function objectPage(event: Event): string | null {
+  const o = fieldsOf(event);
+  const id = text(o.id);
+  if (id === null || o.deleted === true) return null;
+  if (event.type.startsWith('quote.')) return href(`/quotes/${encodeURIComponent(id)}`);
+  if (event.type.startsWith('bundle.')) return href(`/bundles/${encodeURIComponent(id)}`);
+  const bundleId = text(o.bundleId);
+  return bundleId ? href(`/bundles/${encodeURIComponent(bundleId)}`) : null;
 }
 
-function ObjectCell({ event }: { event: Schemas['Event'] }) {
-  const to = objectPage(event);
-  return <td class="mono small">{to ? <Link to={to}>{objectId(event)}</Link> : objectId(event)}</td>;
+/** Who made the change; the command line and the service's own events have no key. */
+function keyLabel(event: Event): string {
+  return event.keyId ? `by ${keyWords(event.keyName, event.keyId)}` : 'from the command line or the service';
 }
 
 export function EventsPage({ place, session }: { place: Place; session: Session }) {
@@ -83,7 +120,9 @@ export function EventsPage({ place, session }: { place: Place; session: Session 
       (
         await call(
           session.api.GET('/v1/events', {
-            params: { query: { limit: 50, after: after || undefined, types: type || undefined } },
+            params: {
+              query: { limit: 50, order: 'desc', after: after || undefined, types: type || undefined },
+            },
           }),
         )
       ).data,
@@ -94,7 +133,8 @@ export function EventsPage({ place, session }: { place: Place; session: Session 
     <section>
       <h1>Events</h1>
       <p class="muted">
-        Every write to the catalogue, oldest first, kept for the service’s retention period.
+        Every change to the catalogue and the quotes, newest first, with who made it; kept for the service’s
+        retention period.
       </p>
       <div class="filters">
         <div class="field">
@@ -107,7 +147,7 @@ export function EventsPage({ place, session }: { place: Place; session: Session 
             <option value="">Every type</option>
             {types.map((t) => (
               <option key={t} value={t}>
-                {t}
+                {typeInWords(t)}
               </option>
             ))}
           </select>
@@ -117,59 +157,57 @@ export function EventsPage({ place, session }: { place: Place; session: Session 
       {events === undefined ? (
         loaded.problem === null && <Loading what="events" />
       ) : events.length === 0 ? (
-        <p class="empty">No events{after ? ' after this point' : ''}.</p>
+        <p class="empty">No events{after ? ' before this point' : ''}.</p>
       ) : (
-        <div class="table-wrap">
-          <table class="events">
-            <caption class="visually-hidden">Events</caption>
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">Type</th>
-                <th scope="col">Object</th>
-                <th scope="col">Request</th>
-                <th scope="col">
-                  <span class="visually-hidden">Data</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {events.flatMap((event) => [
-                <tr key={event.id}>
-                  <td>{dateTime(event.createdAt)}</td>
-                  <td>
-                    <code>{event.type}</code>
-                  </td>
-                  <ObjectCell event={event} />
-                  <td class="mono small">{event.requestId ?? '—'}</td>
-                  <td>
-                    <button
-                      type="button"
-                      class="link"
-                      aria-expanded={open === event.id}
-                      onClick={() => setOpen(open === event.id ? null : event.id)}
-                    >
-                      {open === event.id ? 'Hide data' : 'Show data'}
-                    </button>
-                  </td>
-                </tr>,
-                open === event.id && (
-                  <tr key={`${event.id}-data`} class="detail">
-                    <td colSpan={5}>
-                      <pre>{JSON.stringify(event.data.object, null, 2)}</pre>
-                    </td>
-                  </tr>
-                ),
-              ])}
-            </tbody>
-          </table>
-        </div>
+        <ol class="event-list" aria-label="Events, newest first">
+          {events.map((event) => {
+            const to = objectPage(event);
+            const label = objectLabel(event);
+            return (
+              <li key={event.id} data-event={event.id} data-type={event.type}>
+                <div class="event-what">
+                  <span class="badge">{typeInWords(event.type)}</span>{' '}
+                  {to ? <Link to={to}>{label}</Link> : <span>{label}</span>}
+                </div>
+                <div class="event-who small muted">
+                  <time class="nowrap" dateTime={event.createdAt}>
+                    {dateTime(event.createdAt)}
+                  </time>{' '}
+                  · <span data-key>{keyLabel(event)}</span>
+                </div>
+                <button
+                  type="button"
+                  class="link event-toggle"
+                  aria-expanded={open === event.id}
+                  onClick={() => setOpen(open === event.id ? null : event.id)}
+                >
+                  {open === event.id ? 'Hide data' : 'Show data'}
+                  <span class="visually-hidden"> of {label}</span>
+                </button>
+                {open === event.id && (
+                  <div class="event-data">
+                    <p class="small muted">
+                      Event <span class="mono">{event.id}</span>
+                      {event.requestId && (
+                        <>
+                          {' '}
+                          · request <span class="mono">{event.requestId}</span>
+                        </>
+                      )}
+                    </p>
+                    <pre>{JSON.stringify(event.data.object, null, 2)}</pre>
+                  </div>
+                )}
+              </li>
+            );
+          })}
+        </ol>
       )}
       <nav class="pager" aria-label="Pages">
-        {after && <Link to={href('/events', { type })}>Oldest events</Link>}
+        {after && <Link to={href('/events', { type })}>Newest events</Link>}
         {loaded.data?.nextKey && (
           <Link to={href('/events', { type, after: loaded.data.nextKey })} rel="next">
-            Later events
+            Older events
           </Link>
         )}
       </nav>

@@ -148,6 +148,7 @@ export function QuotePage({
     return name ? `${name} (${c.productId})` : c.productId;
   };
   const option = (c: Choice) => names.get(c.optionId) ?? c.optionId;
+  const bundleName = bundle.header.properties.name ?? bundle.header.productId;
   const result = answer.data;
   // No valid configuration extends a conflict, so every product not chosen is "excluded" by the conflict alone:
   // shown as on hold until a way out is taken, not as excluded for good.
@@ -231,10 +232,10 @@ export function QuotePage({
     <section class="quote">
       <nav class="crumbs" aria-label="Breadcrumb">
         <Link to={href('/bundles')}>Bundles</Link> /{' '}
-        <Link to={href(`/bundles/${encodeURIComponent(bundleId)}`)}>{bundle.header.productId}</Link> /{' '}
+        <Link to={href(`/bundles/${encodeURIComponent(bundleId)}`)}>{bundleName}</Link> /{' '}
         <span aria-current="page">Quote</span>
       </nav>
-      <h1>Quote for {bundle.header.productId}</h1>
+      <h1>Quote for {bundleName}</h1>
       <div class="filters">
         <div class="field">
           <label for="quote-currency">Currency</label>
@@ -398,7 +399,7 @@ export function QuotePage({
                 <div class="completion">
                   <p>
                     Suggested: add{' '}
-                    {added.map((c) => `${c.productId} (${names.get(c.optionId) ?? c.optionId})`).join(', ')}.
+                    {added.map((c) => `${productName(c) ?? c.productId} (${option(c)})`).join(', ')}.
                   </p>
                   <button
                     type="button"
@@ -430,7 +431,7 @@ export function QuotePage({
                     {result.quote.lines.flatMap((line, i) => [
                       <tr key={`${line.optionId}:${line.productId}`} data-line={line.productId}>
                         <th scope="row">
-                          <span class="mono">{line.productId}</span>{' '}
+                          {productName(line) ?? <span class="mono">{line.productId}</span>}{' '}
                           <button
                             type="button"
                             class="link small"
@@ -439,6 +440,7 @@ export function QuotePage({
                           >
                             Trace<span class="visually-hidden"> of {line.productId}</span>
                           </button>
+                          {productName(line) && <div class="small muted mono nowrap">{line.productId}</div>}
                         </th>
                         <td class="num">{line.quantity}</td>
                         <td class="num">{money(line.unitPrice, currency)}</td>

@@ -5,7 +5,7 @@
 import type { Schemas } from '@cpq/client';
 import { useState } from 'preact/hooks';
 import { Conflict } from '../editing/conflict.tsx';
-import { dateTime, money } from '../format.ts';
+import { dateTime, keyWords, money } from '../format.ts';
 import { href, Link } from '../router.tsx';
 import { call, type Problem, problemOf, type Session } from '../session.ts';
 import { Loading, ProblemBanner, parseNumber, useLoad, usePageTitle } from '../ui.tsx';
@@ -29,9 +29,19 @@ const actions: { action: Action; label: string; from: string; approver?: true }[
   { action: 'decline', label: 'Customer declined', from: 'open' },
 ];
 
-/** Where the price book lets a rep set the line's unit price (copied into the line's adjustment), or one was set. */
+const decisionWords: Record<Schemas['QuoteApproval']['decision'], string> = {
+  pending: 'Pending',
+  approved: 'Approved',
+  rejected: 'Rejected',
+  voided: 'Voided',
+};
+
+/**
+ * Where the API says the price book lets a rep set the line's unit price, or one was set (which the rep may then
+ * take back when the price book no longer allows it).
+ */
 function unitPriceEditable(line: Line): boolean {
-  return line.trace.unitPriceEdited || line.adjustment?.allowUnitPriceEditing === true;
+  return line.allowUnitPriceEditing || line.trace.unitPriceEdited;
 }
 
 function productLabel(line: Line): string {
@@ -265,7 +275,12 @@ export function SavedQuotePage({ quoteId, session }: { quoteId: string; session:
                   {line.productName ?? <span class="mono">{line.productId}</span>}
                   <div class="small muted">
                     {line.optionName}
-                    {line.productName && <span class="mono"> · {line.productId}</span>}
+                    {line.productName && (
+                      <>
+                        {' '}
+                        · <span class="mono nowrap">{line.productId}</span>
+                      </>
+                    )}
                   </div>
                 </th>
                 <td class="num">{line.quantity}</td>
@@ -375,9 +390,14 @@ export function SavedQuotePage({ quoteId, session }: { quoteId: string; session:
                   id="line-unit-price"
                   inputMode="decimal"
                   placeholder={String(editedLine.trace.priceBookUnitPrice)}
+                  aria-describedby="line-unit-price-hint"
                   value={edit.unitPrice}
                   onInput={(e) => setEdit({ ...edit, unitPrice: e.currentTarget.value })}
                 />
+                <small id="line-unit-price-hint" class="hint">
+                  The price book’s: {money(editedLine.trace.priceBookUnitPrice, quote.currency)}; leave empty
+                  to use it
+                </small>
               </div>
             )}
           </div>
@@ -397,8 +417,8 @@ export function SavedQuotePage({ quoteId, session }: { quoteId: string; session:
           <ul class="plain approvals">
             {quote.approvals.map((a) => (
               <li key={`${a.policyId}:${a.quoteVersion}:${a.at}`} data-decision={a.decision}>
-                <strong>{a.decision}</strong> · {a.reason}
-                {a.keyName || a.keyId ? ` · by ${a.keyName ?? a.keyId}` : ''}
+                <strong>{decisionWords[a.decision]}</strong> · {a.reason}
+                {a.keyId ? ` · by ${keyWords(a.keyName, a.keyId)}` : ''}
                 {a.comment ? ` · “${a.comment}”` : ''} <span class="muted small">{dateTime(a.at)}</span>
               </li>
             ))}

@@ -46,10 +46,10 @@ export interface CatalogueFileResult {
 }
 
 /** The file, as compact JSON: every option priced in four currencies, a quarter of the prices adjusted. */
-export function catalogueText(): { text: string; priceRows: number } {
+export function catalogueText(bundles = catalogueFileShape.bundles): { text: string; priceRows: number } {
   const random = seededRandom(16);
   const money = () => Math.round(random() * 100_000) / 100;
-  const { bundles, options, products, currencies } = catalogueFileShape;
+  const { options, products, currencies } = catalogueFileShape;
   let priceRows = 0;
   const parts: string[] = [];
   for (let b = 0; b < bundles; b++) {
@@ -162,7 +162,9 @@ async function bystand(baseUrl: string, key: string, done: () => boolean): Promi
     return { ms, body: response.status < 300 ? JSON.parse(text) : null };
   };
   for (let n = 0; !done(); n++) {
-    const write = await timed('POST', '/v1/bundles', { header: { productId: `BYSTANDER-${n}`, properties: {} } });
+    const write = await timed('POST', '/v1/bundles', {
+      header: { productId: `BYSTANDER-${n}`, properties: {} },
+    });
     result.writes++;
     result.slowestWriteMs = Math.max(result.slowestWriteMs, write.ms);
     if (!write.body) continue;

@@ -189,9 +189,8 @@ export function oneWriterAtATime(db: Executor): boolean {
 }
 
 /**
- * SQLite: runs `write` in a transaction of its own with foreign keys off, on the connection held throughout, so an
- * apply can stage a new bundle's options and what they hold before the bundle's own row exists. Nothing reads them
- * until that row is written: every read of them starts from their bundle.
+ * SQLite: runs `write` in a transaction with foreign keys off, so an apply can stage a new bundle's rows before its
+ * own row exists; nothing reads them until then, since every read of them starts from their bundle.
  */
 export async function withoutForeignKeys<T>(db: Db, write: (tx: Executor) => Promise<T>): Promise<T> {
   return db.connection().execute(async (connection) => {
@@ -204,7 +203,7 @@ export async function withoutForeignKeys<T>(db: Db, write: (tx: Executor) => Pro
   });
 }
 
-/** Deletes the staged rows of bundles whose own row was never written: their options (and all they hold) and rules. */
+/** Deletes what was staged for bundles never written: their options (with all they hold) and rules. */
 export async function deleteStagedBundles(tx: Executor, accountId: string, bundleIds: readonly string[]) {
   if (bundleIds.length === 0) return;
   for (const table of ['bundle_rules', 'bundle_options'] as const) {
@@ -216,10 +215,7 @@ export async function deleteStagedBundles(tx: Executor, accountId: string, bundl
   }
 }
 
-/**
- * The bundles of the account whose options or rules were staged before `before` and whose own row was never
- * written: what an apply left when its process died while staging.
- */
+/** Bundles of the account with options or rules staged before `before` but no row: an apply died staging them. */
 export async function listStaleStagedBundles(
   db: Executor,
   accountId: string,

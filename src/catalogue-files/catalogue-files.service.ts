@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';
 import { type BundleRow, deleteBundle, toBundle, updateBundle } from '../bundles/bundles.repository.ts';
 import { toStoredAdjustment, toStoredPrice } from '../catalogue/stored-prices.ts';
@@ -725,7 +726,10 @@ async function bundleEvents(
   return events;
 }
 
-/** Reads the file again, checked as it was, a page of bundles at a time: only that page is in memory. */
+/**
+ * Reads the file again, checked as it was, a page of bundles at a time: only that page is in memory. Each page
+ * ends with a turn of the event loop: node:sqlite and a buffered file answer at once, and would hold it throughout.
+ */
 async function eachPage(source: CatalogueSource, plan: (page: Bundle[]) => Promise<void>): Promise<void> {
   let page: Bundle[] = [];
   for await (const piece of readCatalogue(source())) {
@@ -734,6 +738,7 @@ async function eachPage(source: CatalogueSource, plan: (page: Bundle[]) => Promi
     if (page.length < PAGE) continue;
     await plan(page);
     page = [];
+    await setImmediate();
   }
   if (page.length > 0) await plan(page);
 }
@@ -853,9 +858,8 @@ function stagedBundleRow(row: Record<string, unknown>, bundle: Bundle): { id: st
 }
 
 /**
- * Plans the file against the account outside any write transaction, a page at a time, each in a snapshot, and
- * stages each new bundle's options, products, books, prices and rules in short transactions of their own, its own
- * row held back, adding the bundle's id to `staged` first: all the apply's transaction then has to write is small.
+ * Plans the file outside any write transaction, a page at a time in snapshots, and writes each new bundle's rows
+ * but its own in short transactions (its id in `staged` first), so the apply's transaction has little left to do.
  */
 async function stage(
   scope: RequestScope,
@@ -910,9 +914,8 @@ async function stage(
 }
 
 /**
- * Applies what stage planned, in the apply's transaction: the new bundles' own rows, the changes to bundles the
- * account has (read again and compared here), deletes and events. Answers undefined, writing nothing, when the
- * account's bundles changed since they were planned from.
+ * In the apply's transaction: the new bundles' own rows, the changes to bundles the account has (compared again
+ * here), deletes and events. Undefined, writing nothing, when the bundles planned from have changed since.
  */
 async function flip(
   scope: RequestScope,
@@ -973,11 +976,8 @@ async function unstage(db: Db, accountId: string, bundleIds: readonly string[]):
 }
 
 /**
- * SQLite runs one write transaction at a time, for every account: an apply plans and stages outside it, and holds
- * it only to write the new bundles' own rows (which makes their staged rows part of the catalogue) and the changes
- * to bundles the account has. Readers see the whole apply or none of it; a failed apply deletes what it staged, and
- * one whose process died is deleted by a later apply of the account. When the account's bundles changed while
- * planning, it is applied again in one transaction, planned there.
+ * SQLite runs one write transaction at a time for every account, so an apply holds it only to make what it staged
+ * live at once. What a failed apply staged is deleted, and what a dead one staged by a later apply of the account.
  */
 async function applyStaged(
   scope: RequestScope,
@@ -995,7 +995,7 @@ async function applyStaged(
     const plan = await db.transaction().execute((tx) => flip(scope, tx, staging, fileKeys, options));
     if (plan) return plan;
   } catch (error) {
-    // Left to a later apply's clean-up if this fails too: the apply's own failure is the one to report.
+    // A later apply deletes what this leaves: the apply's own failure is the one to report.
     await unstage(db, accountId, staged).catch(() => {});
     throw error;
   }
@@ -1011,9 +1011,8 @@ function lostRace(error: unknown): boolean {
 }
 
 /**
- * Plans a file against the account and, unless dry run, applies the plan in one transaction: every bundle it may
- * touch is locked first (the lock every write of a bundle takes), then read, compared and written, and the events
- * of what changed are recorded in the same transaction. All or nothing.
+ * Plans a file against the account and, unless dry run, applies it all or nothing: on PostgreSQL in one transaction
+ * that locks every bundle it may touch first (as every write of a bundle does); on SQLite staged (applyStaged).
  */
 export async function applyCatalogue(
   scope: RequestScope,

@@ -845,16 +845,18 @@ interface Staging {
 const ABANDONED_STAGING_MS = 60 * 60 * 1000;
 
 /** A new bundle's row as its options' triggers would have left it, had they run after it was written. */
-function stagedBundleRow(row: Record<string, unknown>, bundle: Bundle): { id: string } {
+function stagedBundleRow(
+  row: Record<string, unknown>,
+  bundle: Bundle,
+): Record<string, unknown> & { id: string } {
   const count = (type: string) => bundle.options.filter((o) => o.type === type).length;
-  const written = {
+  return {
     ...row,
     id: row.id as string,
     version: 1 + bundle.options.length,
     included_options_count: count('INCLUDED'),
     add_on_options_count: count('ADD_ON'),
   };
-  return written;
 }
 
 /**

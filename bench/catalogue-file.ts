@@ -23,21 +23,33 @@ export interface CatalogueStep {
   rssGrowthBytes: number;
 }
 
+/** Another account's writes and uncached reads, one after another, while the apply into an empty account runs. */
+export interface Bystander {
+  writes: number;
+  slowestWriteMs: number;
+  reads: number;
+  slowestReadMs: number;
+  /** Answers other than 2xx, by status. */
+  failed: Record<string, number>;
+}
+export const bystanderWriteLimitMs = 2000;
+
 export interface CatalogueFileResult {
   bundles: number;
   priceRows: number;
   fileBytes: number;
   exportBytes: number;
   applyEmpty: CatalogueStep;
+  bystander: Bystander;
   export: CatalogueStep;
   applyUnchanged: CatalogueStep;
 }
 
 /** The file, as compact JSON: every option priced in four currencies, a quarter of the prices adjusted. */
-export function catalogueText(): { text: string; priceRows: number } {
+export function catalogueText(bundles = catalogueFileShape.bundles): { text: string; priceRows: number } {
   const random = seededRandom(16);
   const money = () => Math.round(random() * 100_000) / 100;
-  const { bundles, options, products, currencies } = catalogueFileShape;
+  const { options, products, currencies } = catalogueFileShape;
   let priceRows = 0;
   const parts: string[] = [];
   for (let b = 0; b < bundles; b++) {
@@ -131,6 +143,40 @@ async function post(url: string, key: string, body: string): Promise<{ summary: 
   return JSON.parse(text);
 }
 
+/**
+ * Until `done`, another account creates a bundle, then reads its details with `at` (which no cache answers), one
+ * request at a time, timing each: what a tenant beside a large apply waits.
+ */
+async function bystand(baseUrl: string, key: string, done: () => boolean): Promise<Bystander> {
+  const result: Bystander = { writes: 0, slowestWriteMs: 0, reads: 0, slowestReadMs: 0, failed: {} };
+  const timed = async (method: string, path: string, body?: unknown) => {
+    const started = performance.now();
+    const response = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers: { 'x-api-key': key, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const text = await response.text();
+    const ms = performance.now() - started;
+    if (response.status >= 300) result.failed[response.status] = (result.failed[response.status] ?? 0) + 1;
+    return { ms, body: response.status < 300 ? JSON.parse(text) : null };
+  };
+  for (let n = 0; !done(); n++) {
+    const write = await timed('POST', '/v1/bundles', {
+      header: { productId: `BYSTANDER-${n}`, properties: {} },
+    });
+    result.writes++;
+    result.slowestWriteMs = Math.max(result.slowestWriteMs, write.ms);
+    if (!write.body) continue;
+    const at = encodeURIComponent(new Date().toISOString());
+    const read = await timed('GET', `/v1/bundles-details?bundleIds=${write.body.id}&at=${at}`);
+    result.reads++;
+    result.slowestReadMs = Math.max(result.slowestReadMs, read.ms);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return result;
+}
+
 /** On a database of its own, with a service of its own, so nothing else is in its memory. */
 export async function measureCatalogueFile(dialect: Dialect): Promise<CatalogueFileResult> {
   progress.phase('catalogue-file: making the file');
@@ -145,20 +191,37 @@ export async function measureCatalogueFile(dialect: Dialect): Promise<CatalogueF
       name: null,
       readOnly: false,
     });
+    const { plaintext: bystanderKey } = await createKey(database.handle.db, {
+      accountId: 'bystander',
+      name: null,
+      readOnly: false,
+    });
     const service = await ServiceUnderTest.start({
       databaseUrl: database.databaseUrl,
       sqlitePath: database.sqlitePath,
     });
     try {
       const url = `${service.baseUrl}/v1/catalogue`;
+      let bystander: Promise<Bystander> | undefined;
       const applyEmpty = await step(
         service,
         `apply into an empty account (${(text.length / 1e6).toFixed(0)} MB)`,
         async () => {
-          const plan = await post(`${url}/apply`, key, text);
-          if (plan.summary.create !== catalogueFileShape.bundles)
-            throw new BenchError(`apply planned ${JSON.stringify(plan.summary)}`);
+          let applied = false;
+          bystander = bystand(service.baseUrl, bystanderKey, () => applied);
+          try {
+            const plan = await post(`${url}/apply`, key, text);
+            if (plan.summary.create !== catalogueFileShape.bundles)
+              throw new BenchError(`apply planned ${JSON.stringify(plan.summary)}`);
+          } finally {
+            applied = true;
+          }
         },
+      );
+      const beside = await (bystander as Promise<Bystander>);
+      progress.done(
+        `catalogue-file: beside the apply, another account's slowest write ${beside.slowestWriteMs.toFixed(0)} ms ` +
+          `(${beside.writes}), uncached read ${beside.slowestReadMs.toFixed(0)} ms (${beside.reads}), failed ${JSON.stringify(beside.failed)}`,
       );
       let exported = '';
       let exportBytes = 0;
@@ -186,6 +249,7 @@ export async function measureCatalogueFile(dialect: Dialect): Promise<CatalogueF
         fileBytes: text.length,
         exportBytes,
         applyEmpty,
+        bystander: beside,
         export: exportStep,
         applyUnchanged,
       };

@@ -1,15 +1,15 @@
 import { CompiledQuery, type InsertObject, PostgresAdapter, type Selectable, sql } from 'kysely';
-import type { BundleOptionsTable, BundlesTable, Database, Executor } from '../db/database.ts';
+import type { BundleOptionsTable, BundlesTable, Database, Db, Executor } from '../db/database.ts';
 import { withSearchText } from '../options/options.repository.ts';
 
-/** Every bundle of the account with what its key is made of, in id order. */
+/** Every bundle of the account with what its key is made of and its tree_version, in id order. */
 export async function listBundleKeyRows(
   db: Executor,
   accountId: string,
-): Promise<{ id: string; catalogue_key: string | null; header_product_id: string }[]> {
+): Promise<{ id: string; catalogue_key: string | null; header_product_id: string; tree_version: number }[]> {
   return db
     .selectFrom('bundles')
-    .select(['id', 'catalogue_key', 'header_product_id'])
+    .select(['id', 'catalogue_key', 'header_product_id', 'tree_version'])
     .where('account_id', '=', accountId)
     .orderBy('id')
     .execute();
@@ -181,4 +181,51 @@ export async function refreshSmallStatistics(
   const stale = known.filter((row) => row.reltuples * STALE_FACTOR < (written.get(row.relname) ?? 0));
   if (stale.length === 0) return;
   await sql`analyze ${sql.join(stale.map((row) => sql.table(row.relname)))}`.execute(tx);
+}
+
+/** Whether the database runs one write transaction at a time (SQLite), so that a long one holds up every account. */
+export function oneWriterAtATime(db: Executor): boolean {
+  return !(db.getExecutor().adapter instanceof PostgresAdapter);
+}
+
+/**
+ * SQLite: runs `write` in a transaction with foreign keys off, so an apply can stage a new bundle's rows before its
+ * own row exists; nothing reads them until then, since every read of them starts from their bundle.
+ */
+export async function withoutForeignKeys<T>(db: Db, write: (tx: Executor) => Promise<T>): Promise<T> {
+  return db.connection().execute(async (connection) => {
+    await sql`pragma foreign_keys = off`.execute(connection);
+    try {
+      return await connection.transaction().execute(write);
+    } finally {
+      await sql`pragma foreign_keys = on`.execute(connection);
+    }
+  });
+}
+
+/** Deletes what was staged for bundles never written: their options (with all they hold) and rules. */
+export async function deleteStagedBundles(tx: Executor, accountId: string, bundleIds: readonly string[]) {
+  if (bundleIds.length === 0) return;
+  for (const table of ['bundle_rules', 'bundle_options'] as const) {
+    await tx
+      .deleteFrom(table)
+      .where('account_id', '=', accountId)
+      .where('bundle_id', 'in', bundleIds)
+      .execute();
+  }
+}
+
+/** Bundles of the account with options or rules staged before `before` but no row: an apply died staging them. */
+export async function listStaleStagedBundles(
+  db: Executor,
+  accountId: string,
+  before: string,
+): Promise<string[]> {
+  const orphans = (table: string) => sql`select c.bundle_id from ${sql.table(table)} c
+    where c.account_id = ${accountId} and c.created_at < ${before}
+    and not exists (select 1 from bundles b where b.account_id = c.account_id and b.id = c.bundle_id)`;
+  const { rows } = await sql<{
+    bundle_id: string;
+  }>`${orphans('bundle_options')} union ${orphans('bundle_rules')}`.execute(db);
+  return rows.map((row) => row.bundle_id);
 }

@@ -1,7 +1,8 @@
+import { setImmediate } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';
 import { type BundleRow, deleteBundle, toBundle, updateBundle } from '../bundles/bundles.repository.ts';
 import { toStoredAdjustment, toStoredPrice } from '../catalogue/stored-prices.ts';
-import type { Database, Executor } from '../db/database.ts';
+import type { Database, Db, Executor } from '../db/database.ts';
 import { readSnapshot } from '../db/snapshot.ts';
 import { type NewEvent, recordEvents } from '../events/outbox.ts';
 import { newId } from '../ids.ts';
@@ -37,12 +38,16 @@ import {
 } from './catalogue-file.ts';
 import {
   deletePriceRows,
+  deleteStagedBundles,
   deleteVariantsRow,
   insertBatch,
   listBundleKeyRows,
   listBundlesByIds,
+  listStaleStagedBundles,
   lockBundles,
+  oneWriterAtATime,
   refreshSmallStatistics,
+  withoutForeignKeys,
 } from './catalogue-files.repository.ts';
 import {
   CATALOGUE_FORMAT_VERSION,
@@ -207,15 +212,18 @@ const insertOrder = [
 ] as const satisfies readonly Table[];
 type InsertTable = (typeof insertOrder)[number];
 
+/** Runs a write: in the apply's transaction, or (staging) in a short transaction of its own. */
+type Writer = <T>(write: (tx: Executor) => Promise<T>) => Promise<T>;
+
 /** Rows to insert, written in batches of every table at once, parents first. */
 class Inserts {
   readonly #rows = new Map<InsertTable, unknown[]>();
   /** Rows written into each table so far. */
   readonly #written = new Map<InsertTable, number>();
   #count = 0;
-  readonly #tx: Executor;
-  constructor(tx: Executor) {
-    this.#tx = tx;
+  readonly #write: Writer;
+  constructor(write: Writer) {
+    this.#write = write;
   }
   add(table: InsertTable, ...rows: unknown[]): void {
     const list = this.#rows.get(table);
@@ -223,19 +231,31 @@ class Inserts {
     else this.#rows.set(table, [...rows]);
     this.#count += rows.length;
   }
+  /** Takes the rows of a table out, unwritten. */
+  take(table: InsertTable): unknown[] {
+    const rows = this.#rows.get(table) ?? [];
+    this.#rows.delete(table);
+    this.#count -= rows.length;
+    return rows;
+  }
   async flushIfFull(): Promise<void> {
     if (this.#count < 2000) return;
-    await this.flush();
-    await refreshSmallStatistics(this.#tx, this.#written);
+    await this.#write(async (tx) => {
+      await this.#flushInto(tx);
+      await refreshSmallStatistics(tx, this.#written);
+    });
   }
   async flush(): Promise<void> {
+    await this.#write((tx) => this.#flushInto(tx));
+  }
+  async #flushInto(tx: Executor): Promise<void> {
     this.#count = 0;
     for (const table of insertOrder) {
       const rows = this.#rows.get(table);
       // Dropped before they are written, so a table's rows are garbage while the next table's are written.
       this.#rows.delete(table);
       if (rows && rows.length > 0) {
-        await insertBatch(this.#tx, table, rows as never[]);
+        await insertBatch(tx, table, rows as never[]);
         this.#written.set(table, (this.#written.get(table) ?? 0) + rows.length);
       }
     }
@@ -706,6 +726,60 @@ async function bundleEvents(
   return events;
 }
 
+/**
+ * Reads the file again, checked as it was, a page of bundles at a time: only that page is in memory. Each page
+ * ends with a turn of the event loop: node:sqlite and a buffered file answer at once, and would hold it throughout.
+ */
+async function eachPage(source: CatalogueSource, plan: (page: Bundle[]) => Promise<void>): Promise<void> {
+  let page: Bundle[] = [];
+  for await (const piece of readCatalogue(source())) {
+    if (piece.kind !== 'bundle') continue;
+    page.push(normaliseBundle(piece.value as FileBundle));
+    if (page.length < PAGE) continue;
+    await plan(page);
+    page = [];
+    await setImmediate();
+  }
+  if (page.length > 0) await plan(page);
+}
+
+/** The bundles the apply made and changed, and those it deletes. */
+interface Outcome {
+  keys: ReadonlyMap<string, string>;
+  created: string[];
+  changed: string[];
+  doomed: string[];
+}
+
+/** Plans, and when writing deletes, the doomed bundles; then writes what is left and records the events. */
+async function finish(scope: RequestScope, ctx: Context, outcome: Outcome, step: () => void): Promise<Plan> {
+  const { tx, accountId, write } = ctx;
+  const events: NewEvent[] = [];
+  for (const id of outcome.doomed) {
+    ctx.changes.push({ action: 'delete', kind: 'bundle', key: { bundle: outcome.keys.get(id) as string } });
+    if (write) {
+      await deleteBundle(tx, accountId, id);
+      events.push({ type: 'bundle.deleted', object: { id, deleted: true } });
+    }
+    step();
+  }
+  if (write) {
+    await ctx.inserts.flush();
+    events.unshift(
+      ...(await bundleEvents(tx, accountId, outcome.created, 'bundle.created')),
+      ...(await bundleEvents(tx, accountId, outcome.changed, 'bundle.updated')),
+    );
+    await recordEvents(scope, tx, events);
+  }
+  return summarise(!write, ctx.changes);
+}
+
+/** The bundles of the account that the file leaves out, when pruning. */
+function doomedOf(keys: ReadonlyMap<string, string>, fileKeys: readonly string[], prune: boolean): string[] {
+  const inFile = new Set(fileKeys);
+  return prune ? [...keys].filter(([, key]) => !inFile.has(key)).map(([id]) => id) : [];
+}
+
 async function run(
   scope: RequestScope,
   tx: Executor,
@@ -717,8 +791,7 @@ async function run(
   const accountId = scope.account.id;
   const keys = bundleKeys(await listBundleKeyRows(tx, accountId));
   const idOfKey = new Map([...keys].map(([id, key]) => [key, id]));
-  const inFile = new Set(fileKeys);
-  const doomed = options.prune ? [...keys].filter(([, key]) => !inFile.has(key)).map(([id]) => id) : [];
+  const doomed = doomedOf(keys, fileKeys, options.prune);
   if (write) {
     const touched = fileKeys.flatMap((key) => idOfKey.get(key) ?? []);
     await lockBundles(tx, accountId, [...touched, ...doomed]);
@@ -729,57 +802,207 @@ async function run(
     write,
     prune: options.prune,
     now: scope.now().toISOString(),
-    inserts: new Inserts(tx),
+    inserts: new Inserts((write) => write(tx)),
     changes: [],
   };
-  const created: string[] = [];
-  const changed: string[] = [];
+  const outcome: Outcome = { keys, created: [], changed: [], doomed };
   const total = fileKeys.length + doomed.length;
   let done = 0;
-  const plan = async (page: readonly Bundle[]) => {
+  await eachPage(source, async (page) => {
     const ids = page.flatMap((b) => idOfKey.get(b.key) ?? []);
     const stored = new Map((await loadStoredBundles(tx, accountId, ids, keys)).map((s) => [s.form.key, s]));
     for (const bundle of page) {
       const had = stored.get(bundle.key);
       if (!had) {
         ctx.changes.push({ action: 'create', kind: 'bundle', key: { bundle: bundle.key } });
-        if (write) created.push(addBundle(ctx, bundle));
+        if (write) outcome.created.push(addBundle(ctx, bundle));
       } else if (await changeBundle(ctx, had, bundle)) {
-        changed.push(had.row.id);
+        outcome.changed.push(had.row.id);
       }
     }
     if (write) await ctx.inserts.flushIfFull();
     done += page.length;
     options.onProgress?.(done, total);
+  });
+  return finish(scope, ctx, outcome, () => options.onProgress?.(++done, total));
+}
+
+/** A bundle of the file as planned before the apply's transaction. */
+type Planned =
+  /** A new bundle, staged: its own row, to write in the transaction. */
+  | { key: string; row: { id: string } }
+  /** A bundle the account has, at the tree_version planned from; `bundle` is null when the file changes nothing. */
+  | { key: string; id: string; treeVersion: number; bundle: Bundle | null };
+
+interface Staging {
+  keyRows: Awaited<ReturnType<typeof listBundleKeyRows>>;
+  /** In file order. */
+  planned: Planned[];
+  now: string;
+}
+
+/** Longer than any apply stages: rows staged this long ago by a bundle never written are an apply that died. */
+const ABANDONED_STAGING_MS = 60 * 60 * 1000;
+
+/** A new bundle's row as its options' triggers would have left it, had they run after it was written. */
+function stagedBundleRow(
+  row: Record<string, unknown>,
+  bundle: Bundle,
+): Record<string, unknown> & { id: string } {
+  const count = (type: string) => bundle.options.filter((o) => o.type === type).length;
+  return {
+    ...row,
+    id: row.id as string,
+    version: 1 + bundle.options.length,
+    included_options_count: count('INCLUDED'),
+    add_on_options_count: count('ADD_ON'),
   };
-  // The file read again, checked as it was, a page of bundles at a time: only that page is in memory.
-  let page: Bundle[] = [];
-  for await (const piece of readCatalogue(source())) {
-    if (piece.kind !== 'bundle') continue;
-    page.push(normaliseBundle(piece.value as FileBundle));
-    if (page.length < PAGE) continue;
-    await plan(page);
-    page = [];
-  }
-  if (page.length > 0) await plan(page);
-  const events: NewEvent[] = [];
-  for (const id of doomed) {
-    ctx.changes.push({ action: 'delete', kind: 'bundle', key: { bundle: keys.get(id) as string } });
-    if (write) {
-      await deleteBundle(tx, accountId, id);
-      events.push({ type: 'bundle.deleted', object: { id, deleted: true } });
+}
+
+/**
+ * Plans the file outside any write transaction, a page at a time in snapshots, and writes each new bundle's rows
+ * but its own in short transactions (its id in `staged` first), so the apply's transaction has little left to do.
+ */
+async function stage(
+  scope: RequestScope,
+  source: CatalogueSource,
+  fileKeys: readonly string[],
+  options: ApplyOptions,
+  staged: string[],
+): Promise<Staging> {
+  const { db } = scope;
+  const accountId = scope.account.id;
+  const keyRows = await listBundleKeyRows(db, accountId);
+  const keys = bundleKeys(keyRows);
+  const idOfKey = new Map([...keys].map(([id, key]) => [key, id]));
+  const now = scope.now().toISOString();
+  const ctx: Context = {
+    tx: db,
+    accountId,
+    write: false,
+    prune: options.prune,
+    now,
+    inserts: new Inserts((write) => withoutForeignKeys(db, write)),
+    changes: [],
+  };
+  const planned: Planned[] = [];
+  const total = fileKeys.length + doomedOf(keys, fileKeys, options.prune).length;
+  await eachPage(source, async (page) => {
+    const ids = page.flatMap((b) => idOfKey.get(b.key) ?? []);
+    const loaded = await readSnapshot(db, (tx) => loadStoredBundles(tx, accountId, ids, keys));
+    const stored = new Map(loaded.map((s) => [s.form.key, s]));
+    for (const bundle of page) {
+      const had = stored.get(bundle.key);
+      if (!had) {
+        staged.push(addBundle(ctx, bundle));
+        const [row] = ctx.inserts.take('bundles');
+        planned.push({ key: bundle.key, row: stagedBundleRow(row as Record<string, unknown>, bundle) });
+        continue;
+      }
+      const changed = await changeBundle(ctx, had, bundle);
+      ctx.changes = [];
+      planned.push({
+        key: bundle.key,
+        id: had.row.id,
+        treeVersion: had.row.tree_version,
+        bundle: changed ? bundle : null,
+      });
     }
-    options.onProgress?.(++done, total);
+    await ctx.inserts.flushIfFull();
+    options.onProgress?.(planned.length, total);
+  });
+  await ctx.inserts.flush();
+  return { keyRows, planned, now };
+}
+
+/**
+ * In the apply's transaction: the new bundles' own rows, the changes to bundles the account has (compared again
+ * here), deletes and events. Undefined, writing nothing, when the bundles planned from have changed since.
+ */
+async function flip(
+  scope: RequestScope,
+  tx: Executor,
+  staging: Staging,
+  fileKeys: readonly string[],
+  options: ApplyOptions,
+): Promise<Plan | undefined> {
+  const accountId = scope.account.id;
+  const keyRows = await listBundleKeyRows(tx, accountId);
+  const keys = bundleKeys(keyRows);
+  const before = bundleKeys(staging.keyRows);
+  if (keys.size !== before.size || [...keys].some(([id, key]) => before.get(id) !== key)) return undefined;
+  const versions = new Map(keyRows.map((row) => [row.id, row.tree_version]));
+  if (staging.planned.some((p) => 'id' in p && versions.get(p.id) !== p.treeVersion)) return undefined;
+  const ctx: Context = {
+    tx,
+    accountId,
+    write: true,
+    prune: options.prune,
+    now: staging.now,
+    inserts: new Inserts((write) => write(tx)),
+    changes: [],
+  };
+  const outcome: Outcome = {
+    keys,
+    created: [],
+    changed: [],
+    doomed: doomedOf(keys, fileKeys, options.prune),
+  };
+  for (const page of chunks(staging.planned, PAGE)) {
+    const ids = page.flatMap((p) => ('id' in p && p.bundle ? [p.id] : []));
+    const stored = new Map((await loadStoredBundles(tx, accountId, ids, keys)).map((s) => [s.row.id, s]));
+    for (const planned of page) {
+      if ('row' in planned) {
+        ctx.changes.push({ action: 'create', kind: 'bundle', key: { bundle: planned.key } });
+        ctx.inserts.add('bundles', planned.row);
+        outcome.created.push(planned.row.id);
+      } else if (
+        planned.bundle &&
+        (await changeBundle(ctx, stored.get(planned.id) as StoredBundle, planned.bundle))
+      ) {
+        outcome.changed.push(planned.id);
+      }
+    }
+    await ctx.inserts.flushIfFull();
   }
-  if (write) {
-    await ctx.inserts.flush();
-    events.unshift(
-      ...(await bundleEvents(tx, accountId, created, 'bundle.created')),
-      ...(await bundleEvents(tx, accountId, changed, 'bundle.updated')),
-    );
-    await recordEvents(scope, tx, events);
+  const total = fileKeys.length + outcome.doomed.length;
+  let done = fileKeys.length;
+  return finish(scope, ctx, outcome, () => options.onProgress?.(++done, total));
+}
+
+/** Deletes what an apply staged for bundles it never wrote, a few bundles a transaction. */
+async function unstage(db: Db, accountId: string, bundleIds: readonly string[]): Promise<void> {
+  for (const ids of chunks(bundleIds, PAGE)) {
+    await db.transaction().execute((tx) => deleteStagedBundles(tx, accountId, ids));
   }
-  return summarise(!write, ctx.changes);
+}
+
+/**
+ * SQLite runs one write transaction at a time for every account, so an apply holds it only to make what it staged
+ * live at once. What a failed apply staged is deleted, and what a dead one staged by a later apply of the account.
+ */
+async function applyStaged(
+  scope: RequestScope,
+  source: CatalogueSource,
+  fileKeys: readonly string[],
+  options: ApplyOptions,
+): Promise<Plan> {
+  const { db } = scope;
+  const accountId = scope.account.id;
+  const abandonedBefore = new Date(scope.now().getTime() - ABANDONED_STAGING_MS).toISOString();
+  await unstage(db, accountId, await listStaleStagedBundles(db, accountId, abandonedBefore));
+  const staged: string[] = [];
+  try {
+    const staging = await stage(scope, source, fileKeys, options, staged);
+    const plan = await db.transaction().execute((tx) => flip(scope, tx, staging, fileKeys, options));
+    if (plan) return plan;
+  } catch (error) {
+    // A later apply deletes what this leaves: the apply's own failure is the one to report.
+    await unstage(db, accountId, staged).catch(() => {});
+    throw error;
+  }
+  await unstage(db, accountId, staged);
+  return db.transaction().execute((tx) => run(scope, tx, source, fileKeys, options, true));
 }
 
 /** Whether a failed write lost a race to another writer: a key another apply took, or a deadlock broken. */
@@ -790,9 +1013,8 @@ function lostRace(error: unknown): boolean {
 }
 
 /**
- * Plans a file against the account and, unless dry run, applies the plan in one transaction: every bundle it may
- * touch is locked first (the lock every write of a bundle takes), then read, compared and written, and the events
- * of what changed are recorded in the same transaction. All or nothing.
+ * Plans a file against the account and, unless dry run, applies it all or nothing: on PostgreSQL in one transaction
+ * that locks every bundle it may touch first (as every write of a bundle does); on SQLite staged (applyStaged).
  */
 export async function applyCatalogue(
   scope: RequestScope,
@@ -801,6 +1023,7 @@ export async function applyCatalogue(
   const { db } = scope;
   if (options.dryRun) return readSnapshot(db, (tx) => run(scope, tx, source, fileKeys, options, false));
   try {
+    if (oneWriterAtATime(db)) return await applyStaged(scope, source, fileKeys, options);
     return await db.transaction().execute((tx) => run(scope, tx, source, fileKeys, options, true));
   } catch (error) {
     if (lostRace(error)) {

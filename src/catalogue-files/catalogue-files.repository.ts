@@ -34,10 +34,8 @@ export async function listBundlesByIds(
 const lockChunk = 1000;
 
 /**
- * Holds the write lock of each bundle (its row) until the transaction ends, as lockBundle does for one bundle,
- * without moving its tree_version: an apply locks every bundle it may touch before it reads them, and one that
- * turns out unchanged stays as it was. Ids in order, so two applies queue rather than deadlock. SQLite runs one
- * transaction at a time and needs none.
+ * Locks each bundle row an apply may touch, before it reads them, without moving its tree_version (an unchanged one
+ * stays as it was). Ids in order, so two applies queue rather than deadlock; SQLite, one writer at a time, needs none.
  */
 export async function lockBundles(tx: Executor, accountId: string, ids: readonly string[]): Promise<void> {
   if (!(tx.getExecutor().adapter instanceof PostgresAdapter)) return;
@@ -121,12 +119,9 @@ function insertText(postgres: boolean, table: string, columns: readonly string[]
 }
 
 /**
- * Inserts rows of one table in statements of a few fixed sizes. SQLite keeps the prepared statements it is given
- * (src/db/sqlite-driver.ts), each holding native memory in proportion to its size: statements of every row count
- * up to 500, as a large apply would make, held hundreds of megabytes. So SQLite gets statements of 50 rows and
- * the remainder one row at a time, two shapes a table; PostgreSQL, which keeps none, 500 rows a statement. The
- * statement's text is made once per shape and its parameters are the rows' values in order: building each insert
- * through the query builder allocated some 2 KB per row, most of all an apply's garbage.
+ * Inserts rows of one table in statements of a few fixed sizes, each text made once: SQLite keeps every prepared
+ * statement (sqlite-driver.ts), so it gets two shapes a table (50 rows, then one); PostgreSQL, which keeps none, 500.
+ * Why not the query builder per row: bench/HISTORY.md.
  */
 export async function insertBatch<T extends keyof Database & string>(
   tx: Executor,
@@ -158,14 +153,9 @@ export async function insertBatch<T extends keyof Database & string>(
 const STALE_FACTOR = 4;
 
 /**
- * On PostgreSQL, fresh statistics for the tables whose statistics count fewer than a quarter of the rows `written`
- * says this transaction has written into them, taken in the transaction (which sees its own rows). PostgreSQL plans
- * a foreign key's check and a trigger's statements once per connection: on tables its statistics call empty or
- * never measured, as in a fresh database's first apply, those plans walk an index of every option of the account
- * for each row checked, and the apply slows as it grows (1,000 bundles: ~20 s, ~9 s with statistics). Taken again
- * as the tables grow fourfold, since plans made for the first batch's few rows are as wrong for the hundred-
- * thousandth. Only such tables: ANALYZE takes a lock that another ANALYZE of the table waits for, and an account
- * already of this size has the statistics. SQLite plans each statement as it is prepared.
+ * PostgreSQL: fresh statistics, in the transaction, for tables whose statistics count under a quarter of the rows
+ * it wrote, since foreign-key and trigger plans made for "empty" tables walk whole indexes per row as an apply
+ * grows. Only such tables, as ANALYZE locks against another ANALYZE. Figures: bench/HISTORY.md.
  */
 export async function refreshSmallStatistics(
   tx: Executor,

@@ -19,10 +19,8 @@ function inline<T extends TSchema>(reference: T): TUnsafe<Static<T>> {
 export const CATALOGUE_FORMAT_VERSION = 1;
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
-// Whatever the account can hold must export to a valid file: an option cloned through the API is named
-// "<name> (copy)", past the 200 characters a create allows, and its book after it; clones place an option after
-// the last, past the display orders a write may give. So names are bounded only by the body limit, and display
-// orders only by what the tables hold.
+// Whatever the account holds must export to a valid file, and clones go past what a create allows ("<name> (copy)",
+// an order after the last): so names are bounded by the body limit alone, display orders by what the tables hold.
 const LongName = Type.String({ minLength: 1 });
 const AnyOrder = Type.Integer({ minimum: 0, maximum: MAX_DISPLAY_ORDER });
 const Text = Nullable(Type.String({ maxLength: 2000 }));
@@ -186,10 +184,9 @@ export const FileBundle = Type.Object(
 export type FileBundle = Static<typeof FileBundle>;
 
 /**
- * FileBundle as the service validates it: the same schema, with each level of a rule's condition written once in
- * `definitions` and referenced from the level above. Inline, the innermost level is repeated 27 times, and its
- * validator was ~400 KB of generated code that took some 40 MB to compile; by reference each level is compiled
- * once. Problems are the same: they point into the data, not the schema.
+ * FileBundle as the service validates it: each level of a rule's condition written once in `definitions` and
+ * referenced, as inline the innermost level repeats 27 times and its validator is costly to compile. Problems are
+ * the same: they point into the data, not the schema.
  */
 export function fileBundleForValidation(): TSchema {
   const level = (depth: number): TSchema => ({ $ref: `#/definitions/when${depth}` });

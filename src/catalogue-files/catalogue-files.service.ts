@@ -61,18 +61,13 @@ import { type CatalogueSource, readCatalogue } from './catalogue-reader.ts';
 import { loadStoredBundles, type StoredBundle, type StoredOption, toStoredWhen } from './catalogue-state.ts';
 
 /**
- * Bundles read, compared and written together: a bounded slice of the catalogue is in memory at a time. Few, so
- * that little is alive when V8 collects its young objects: whatever is alive then is copied and, by the time the
- * next slice is done, promoted to the old generation, and both generations grow with it (a page of 50 bundles
- * made the 1,000-bundle apply and export peak at over 150 MB more than the service's resting size).
+ * Bundles read, compared and written together, so a bounded slice is in memory at a time. Few, as whatever is alive
+ * when V8 collects its young objects is promoted to the old generation, and both generations grow with it.
  */
 const PAGE = 5;
 
-/**
- * An export's page is smaller still: what a page holds while it is formatted is what collections find alive. With
- * one bundle's text read ahead, 1,000 bundles on SQLite from a fresh service peaked at +88 MB with pages of 5, +21 MB
- * of 2, +18 MB of 1. Each page costs its round trips: pages of 2 take a third longer than 5 on PostgreSQL.
- */
+/** An export's page is smaller still (what it holds while formatted is what collections find alive), at the cost
+ * of a page's round trips. */
 const EXPORT_PAGE = 2;
 
 function chunks<T>(items: readonly T[], size: number): T[][] {

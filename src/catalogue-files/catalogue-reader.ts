@@ -1,8 +1,6 @@
-// A catalogue file read from its bytes a bundle at a time, so that no file, however large, is ever in memory
-// whole (as bytes, as text or parsed): each element of the top-level `bundles` array is cut out of the byte stream
-// at its brackets and parsed alone; everything else (the head: formatVersion, $schema, and `bundles` as []) is
-// parsed once the bytes end. Each piece gets the checks a JSON body gets (src/shared/json-safety.ts), with pointers
-// into the whole file, so a file is refused here exactly as it would be whole.
+// A catalogue file read from its bytes a bundle at a time, so no file is ever in memory whole: each element of
+// `bundles` is cut out at its brackets and parsed alone, with the checks a JSON body gets and pointers into the
+// whole file, so a file is refused here exactly as it would be whole.
 import { isUtf8 } from 'node:buffer';
 import { type ParseError, parse as parseTolerantly } from 'jsonc-parser';
 import type { ProblemItem } from '../problems.ts';

@@ -78,7 +78,7 @@ export class ConfigurePool {
     model: Model,
   ): Promise<ConfigureResult | { refused: 'memory' }> {
     const { threads, budgetMs, maxSteps } = this.limits;
-    const until = performance.now() + Math.min(INLINE_MS, budgetMs);
+    const until = performance.now() + INLINE_MS;
     try {
       const fixed = { chosen: task.chosen, rejected: task.rejected };
       return { configured: configure(model, fixed, { maxSteps, spent: () => performance.now() > until }) };

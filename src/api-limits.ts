@@ -57,8 +57,9 @@ export function describeLimits(config: Config): string {
       '(HEAVY_ANSWERS_QUEUED); beyond that, 503 service_unavailable with Retry-After. Answers served from the ' +
       'cache and other requests do not wait.',
     `- Configure: at most ${config.configureBudgetMs} ms of CPU time per request (CONFIGURE_BUDGET_MS) and ` +
-      `${config.configureMaxSteps} search steps per search (CONFIGURE_MAX_STEPS), searched off the event loop in up ` +
-      `to ${config.configureThreads} threads per server process (CONFIGURE_THREADS); past them, 422 ` +
+      `${config.configureMaxSteps} search steps per search (CONFIGURE_MAX_STEPS); a search still going after 2 ms on ` +
+      `the event loop starts again in up to ${config.configureThreads} threads per server process ` +
+      '(CONFIGURE_THREADS); past them, 422 ' +
       'configuration_too_complex: select or reject more products to narrow the search.',
     `- Option products added per request: ${range(declaredSchema(OptionProductsAddBody))}; prices written per request: ` +
       `${range(declaredSchema(PricesPutBody))} (a CSV file: up to ${MAX_CSV_ROWS} rows); products whose prices are deleted per request: ${range(declaredSchema(PricesDeleteBody))}.`,

@@ -4,11 +4,12 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Piscina } from 'piscina';
 import { AppError } from '../problems.ts';
+import { configure, type Model, SearchBudgetExceeded } from '../rules/configurator.ts';
 import type { ConfigureResult, ConfigureTask } from '../rules/configure.worker.ts';
 
-// The threads configure searches in (docs/configuration.md, "Bounded"), started on demand and stopped when idle.
-// A thread stops its search at the CPU budget or the request's deadline; one still busy after that is replaced, so
-// every request is answered within three budgets.
+// Where configure searches run (docs/configuration.md, "Bounded"): on the event loop for a moment, which settles
+// most, and in threads started on demand for the rest. A thread stops its search at the CPU budget or the request's
+// deadline; one still busy after that is replaced, so every request is answered within three budgets.
 
 export interface ConfigurePoolLimits {
   threads: number;
@@ -16,6 +17,12 @@ export interface ConfigurePoolLimits {
   maxSteps: number;
 }
 
+/**
+ * Milliseconds a search may hold the event loop before it is left to a thread, to start again there with the whole
+ * budget: long enough for the searches of most bundles, spared the hop to a thread and back (and its queue), short
+ * enough that a hard one holds up the requests behind it only briefly.
+ */
+const INLINE_MS = 2;
 /** How long, in budgets, a request waits for its search (queued and running) before it is refused. */
 const BUDGETS_WAITED = 2;
 /** How long, in budgets, before a thread still searching is terminated. */
@@ -65,10 +72,21 @@ export class ConfigurePool {
     this.limits = limits;
   }
 
+  /** The search of `task` (`model` is its source compiled): on the event loop for INLINE_MS at most, else in a thread. */
   async search(
     task: Omit<ConfigureTask, 'maxSteps' | 'budgetMs' | 'deadline'>,
+    model: Model,
   ): Promise<ConfigureResult | { refused: 'memory' }> {
     const { threads, budgetMs, maxSteps } = this.limits;
+    const until = performance.now() + INLINE_MS;
+    try {
+      const fixed = { chosen: task.chosen, rejected: task.rejected };
+      return { configured: configure(model, fixed, { maxSteps, spent: () => performance.now() > until }) };
+    } catch (error) {
+      if (!(error instanceof SearchBudgetExceeded)) throw error;
+      // Steps are counted alike wherever the search runs: a thread would pass them too.
+      if (error.by === 'steps') return { refused: 'steps' };
+    }
     const filename = await builtWorker();
     this.#pool ??= new Piscina({
       filename,

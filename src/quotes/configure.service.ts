@@ -1,7 +1,15 @@
 import type { StampedCache } from '../catalogue/stamped-cache.ts';
 import { AppError, bodyItem, invalid, notFound, type ProblemItem, throwIfProblems } from '../problems.ts';
 import { RecencyMap } from '../recency-map.ts';
-import type { Configured, Fixed, ModelOption, Reason, Repair } from '../rules/configurator.ts';
+import {
+  type Configured,
+  compileSource,
+  type Fixed,
+  type Model,
+  type ModelOption,
+  type Reason,
+  type Repair,
+} from '../rules/configurator.ts';
 import type { RequestScope } from '../shared/scope.ts';
 import type { ConfigurePool } from './configure.pool.ts';
 import type { ConfigureAnswer, ConfigureRequest } from './configure.schemas.ts';
@@ -17,13 +25,14 @@ import {
 } from './quotes.service.ts';
 
 /**
- * What the threads need of a bundle to search it: the model's source (compiled once per thread under `key`) and
- * the choices' variables. One per loaded bundle, living as long as its cached catalogue entry, so a key never names
- * a model older than the bundle's rules and options.
+ * What a search of a bundle needs: the model (compiled here for the searches on the event loop, and from its source
+ * once per thread under `key`) and the choices' variables. One per loaded bundle, living as long as its cached
+ * catalogue entry, so a key never names a model older than the bundle's rules and options.
  */
 interface BundleModel {
   key: string;
   source: string;
+  compiled: Model;
   /** `${optionId}\n${productId}` to variable, in the order the model numbers them. */
   varOf: Map<string, number>;
   optionIds: Set<string>;
@@ -49,9 +58,11 @@ function bundleModelOf(bundle: CatalogueBundle): BundleModel {
     const varOf = new Map<string, number>();
     for (const option of options)
       for (const p of option.products) varOf.set(`${option.id}\n${p}`, varOf.size);
+    const source = JSON.stringify({ options, rules: bundle.rules });
     made = {
       key: `${++modelsMade}`,
-      source: JSON.stringify({ options, rules: bundle.rules }),
+      source,
+      compiled: compileSource(source),
       varOf,
       optionIds: new Set(options.map((o) => o.id)),
     };
@@ -204,15 +215,13 @@ function leastPricesOf(bundle: CatalogueBundle, multiplier: number, at: string):
   return prices;
 }
 
-/** A search of the request in the pool: its outcome with the options' JSON, or the bound it passed. */
+/** A search of the request (ConfigurePool.search): its outcome with the options' JSON, or the bound it passed. */
 async function searched(pool: ConfigurePool, asked: Asked): Promise<KeptOutcome | Refusal | 'wait'> {
   const { model, fixed } = asked;
-  const found = await pool.search({
-    modelKey: model.key,
-    source: model.source,
-    chosen: [...fixed.chosen],
-    rejected: [...fixed.rejected],
-  });
+  const found = await pool.search(
+    { modelKey: model.key, source: model.source, chosen: [...fixed.chosen], rejected: [...fixed.rejected] },
+    model.compiled,
+  );
   if ('refused' in found) return found.refused;
   const { configured } = found;
   return { configured, options: optionsJson(asked.bundle, configured, asked.prices()) };
@@ -281,7 +290,8 @@ function repairJson(request: ConfigureRequest, repair: Repair): ConfigureAnswer[
 /**
  * Configure (docs/configuration.md): the exact state of every product of the bundle given the selections and
  * rejections, whether a valid configuration extends them, the cheapest one (with its quote, given a currency) and,
- * when none does, the smallest repairs. The search runs in `pool`, off the event loop, within its budget. A read.
+ * when none does, the smallest repairs. The search runs in `pool`, on the event loop for a moment at most, else in
+ * a thread, within its budget. A read.
  */
 export async function configureBundle(
   scope: RequestScope,
@@ -294,7 +304,7 @@ export async function configureBundle(
     bundleId: string;
     request: ConfigureRequest;
     cache: StampedCache<CachedCatalogue> | null;
-    /** The threads the search runs in, with its budget. */
+    /** Where the search runs, with its budget. */
     pool: ConfigurePool;
   },
 ): Promise<Buffer> {

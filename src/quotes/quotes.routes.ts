@@ -76,7 +76,8 @@ export const quotesRoutes: Routes = async (app, options) => {
           'When no valid configuration extends the request, `repairs` gives up to 3 smallest sets of its own ' +
           'selections to remove and rejections to undo that would leave one, smallest first. With `currency`, each ' +
           'product carries its `unitPrice`. Messages name options and products by name and product id. ' +
-          'The search runs off the event loop, in a pool of CONFIGURE_THREADS threads (default 1), and is bounded: ' +
+          'The search runs on the event loop for 2 ms at most (most are done by then); one that needs longer starts ' +
+          'again in a pool of CONFIGURE_THREADS threads (default 1), with the same answer, and is bounded: ' +
           'past CONFIGURE_BUDGET_MS of CPU time (default 1000) or CONFIGURE_MAX_STEPS steps (values set and ' +
           'conflicts met; default 1000000) it stops and answers 422 configuration_too_complex, never an inexact ' +
           'answer; select or reject more products, or simplify the rules. Other requests do not wait for it. The outcome of a state (its selections and rejections) is kept ' +

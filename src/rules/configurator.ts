@@ -299,6 +299,15 @@ export function compileModel(options: readonly ModelOption[], rules: readonly Mo
   };
 }
 
+/**
+ * A model from its source, the JSON of `{ options, rules }`: how the event loop and the configure threads both
+ * compile a bundle, so that a search gives the same answer wherever it runs.
+ */
+export function compileSource(source: string): Model {
+  const { options, rules } = JSON.parse(source) as { options: ModelOption[]; rules: ModelRule[] };
+  return compileModel(options, rules);
+}
+
 /** What a request fixes: products chosen (selections) and products left out (rejections), as variables. */
 export interface Fixed {
   chosen: readonly number[];

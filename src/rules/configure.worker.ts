@@ -2,13 +2,11 @@ import { setPriority } from 'node:os';
 import { RecencyMap } from '../recency-map.ts';
 import {
   type Configured,
-  compileModel,
+  compileSource,
   configure,
   type Model,
-  type ModelOption,
   SearchBudgetExceeded,
 } from './configurator.ts';
-import type { ModelRule } from './rule-logic.ts';
 
 // A configure search in a thread of the pool (src/quotes/configure.pool.ts): it stops at its budget of this thread's
 // CPU time, and the thread runs at the lowest priority, so a busy core serves the event loop and the database first.
@@ -46,8 +44,7 @@ function modelOf(task: ConfigureTask): Model {
     models.touch(task.modelKey, held);
     return held;
   }
-  const { options, rules } = JSON.parse(task.source) as { options: ModelOption[]; rules: ModelRule[] };
-  const model = compileModel(options, rules);
+  const model = compileSource(task.source);
   for (const [oldest] of models) {
     if (models.size < MODELS_KEPT) break;
     models.delete(oldest);
@@ -59,12 +56,16 @@ function modelOf(task: ConfigureTask): Model {
 export default function search(task: ConfigureTask): ConfigureResult {
   if (Date.now() >= task.deadline) return { refused: 'wait' };
   const started = process.threadCpuUsage();
+  const startedAt = performance.now();
   const limit = task.budgetMs * 1000;
   let late = false;
   const spent = () => {
-    const used = process.threadCpuUsage(started);
     late = Date.now() >= task.deadline;
-    return used.user + used.system > limit || late;
+    if (late) return true;
+    // A thread's CPU time cannot pass the time since it started: the costlier reading only once that has.
+    if (performance.now() - startedAt <= task.budgetMs) return false;
+    const used = process.threadCpuUsage(started);
+    return used.user + used.system > limit;
   };
   try {
     const model = modelOf(task);

@@ -47,11 +47,17 @@ export interface Formula {
 /** What one search may spend: steps (assignments and conflicts), and what `spent` says once it answers true. */
 export interface Budget {
   maxSteps: number;
-  /** Asked every few thousand steps; true once the caller's own budget (CPU time) is used up. */
+  /** Asked every few hundred steps (SPENT_MASK); true once the caller's own budget (time) is used up. */
   spent?: () => boolean;
 }
 
 export const unbounded: Budget = { maxSteps: Number.POSITIVE_INFINITY };
+
+/**
+ * `Budget.spent` is asked at each step count with none of these bits set: often enough that a search on the event
+ * loop stops within its few milliseconds on a hard formula, whose steps cost far more than an easy one's.
+ */
+const SPENT_MASK = 255;
 
 /**
  * Thrown when a search has spent more than its budget: an exact answer is not known, so none is given rather than
@@ -248,7 +254,7 @@ export class Solver {
 
   private tick(): void {
     if (++this.steps > this.budget.maxSteps) throw new SearchBudgetExceeded('steps');
-    if ((this.steps & 4095) === 0 && this.budget.spent?.()) throw new SearchBudgetExceeded('time');
+    if ((this.steps & SPENT_MASK) === 0 && this.budget.spent?.()) throw new SearchBudgetExceeded('time');
   }
 
   private assign(lit: number, kind: number, data: number, prov: number): void {

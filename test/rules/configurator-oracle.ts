@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import { pigeonholeOptions, pigeonholeRules } from '../../bench/rules.ts';
 import { compileModel, configure, type ModelOption } from '../../src/rules/configurator.ts';
 import { type ModelRule, ruleHolds } from '../../src/rules/rule-logic.ts';
 import type { Selector, When } from '../../src/rules/rules.schemas.ts';
@@ -141,6 +142,34 @@ function brokenBy(options: ModelOption[], rules: ModelRule[], masks: number[]): 
     if (!ruleHolds(rule, chosen)) broken |= 1 << (options.length + r);
   });
   return broken;
+}
+
+/** The pigeonhole as the oracle and the configurator read it: options opt0.., products P<o><p>. */
+export function pigeonholeCase(pigeons: number, holes: number): Omit<Case, 'selected' | 'rejected'> {
+  const ids = Array.from({ length: pigeons }, (_, o) => `opt${o}`);
+  const rename = (productId: string, optionId: string) =>
+    `P${optionId.slice(3)}${Number(productId.slice('HOLE-'.length)) - 1}`;
+  // The oracle names products per option; here each option's products are its own ids for the same holes.
+  const options: ModelOption[] = pigeonholeOptions(pigeons, holes).map((option, o) => ({
+    id: ids[o] as string,
+    name: option.name,
+    type: option.type,
+    minCount: option.configuration.minCount,
+    maxCount: option.configuration.maxCount,
+    defaultProductId: null,
+    products: option.products.map((p) => rename(p.productId, ids[o] as string)),
+  }));
+  const renamed = (s: Selector) => ({
+    optionId: s.optionId,
+    productId: rename(s.productId as string, s.optionId),
+  });
+  const rules: ModelRule[] = pigeonholeRules(ids, holes).map((rule, r) => ({
+    ...rule,
+    id: `rul${r}`,
+    when: renamed(rule.when as Selector),
+    then: rule.then.map(renamed),
+  }));
+  return { options, rules };
 }
 
 export const validByBruteForce = (options: ModelOption[], rules: ModelRule[], masks: number[]) =>

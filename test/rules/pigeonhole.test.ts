@@ -1,43 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { pigeonholeOptions, pigeonholeRules } from '../../bench/rules.ts';
 import { loadConfig } from '../../src/config.ts';
-import { compileModel, configure, type ModelOption } from '../../src/rules/configurator.ts';
-import type { ModelRule } from '../../src/rules/rule-logic.ts';
-import type { Selector } from '../../src/rules/rules.schemas.ts';
-import { type Case, check, checkRepairs } from './configurator-oracle.ts';
+import { compileModel, configure } from '../../src/rules/configurator.ts';
+import { type Case, check, checkRepairs, pigeonholeCase } from './configurator-oracle.ts';
 
 // The pigeonhole family (bench/rules.ts), the hardest bundles the limits allow, at the sizes the budget allows:
 // against brute force where it can follow (options of up to four products), and at the sizes the configurator
 // settles within the default CONFIGURE_BUDGET_MS of CPU time, with the answer the family's arithmetic gives.
-
-/** The pigeonhole as the oracle and the configurator read it: options opt0.., products P<o><p>. */
-function pigeonholeCase(pigeons: number, holes: number): Omit<Case, 'selected' | 'rejected'> {
-  const ids = Array.from({ length: pigeons }, (_, o) => `opt${o}`);
-  const rename = (productId: string, optionId: string) =>
-    `P${optionId.slice(3)}${Number(productId.slice('HOLE-'.length)) - 1}`;
-  // The oracle names products per option; here each option's products are its own ids for the same holes.
-  const options: ModelOption[] = pigeonholeOptions(pigeons, holes).map((option, o) => ({
-    id: ids[o] as string,
-    name: option.name,
-    type: option.type,
-    minCount: option.configuration.minCount,
-    maxCount: option.configuration.maxCount,
-    defaultProductId: null,
-    products: option.products.map((p) => rename(p.productId, ids[o] as string)),
-  }));
-  const renamed = (s: Selector) => ({
-    optionId: s.optionId,
-    productId: rename(s.productId as string, s.optionId),
-  });
-  const rules: ModelRule[] = pigeonholeRules(ids, holes).map((rule, r) => ({
-    ...rule,
-    id: `rul${r}`,
-    when: renamed(rule.when as Selector),
-    then: rule.then.map(renamed),
-  }));
-  return { options, rules };
-}
 
 describe('the pigeonhole family', () => {
   const sizes: [number, number][] = [

@@ -228,12 +228,9 @@ async function searched(pool: ConfigurePool, asked: Asked): Promise<KeptOutcome 
 }
 
 /**
- * The outcome of the request, or 422 configuration_too_complex. A catalogue the cache holds keeps the last
- * `keptAnswers` outcomes beside it, the refusals by a bound of the search included, so that a state asked again
- * (every rep opening the bundle asks the same first one) is not searched again: the outcome depends on nothing else
- * (quantities are applied after it, but for the unit prices, which are in its key; another currency is another
- * catalogue), and a change to the bundle or its rules makes a new catalogue entry. A request that waited too long
- * for its search is refused without keeping that: the next may find the threads free.
+ * The outcome of the request, or 422 configuration_too_complex. A cached catalogue keeps its last `keptAnswers`
+ * outcomes (refusals by a bound included), as a state asked again depends on nothing else; a request refused for
+ * waiting too long is not kept, since the next may find the threads free.
  */
 async function outcomeOf(
   kept: KeptCatalogue | null,
@@ -288,10 +285,8 @@ function repairJson(request: ConfigureRequest, repair: Repair): ConfigureAnswer[
 }
 
 /**
- * Configure (docs/configuration.md): the exact state of every product of the bundle given the selections and
- * rejections, whether a valid configuration extends them, the cheapest one (with its quote, given a currency) and,
- * when none does, the smallest repairs. The search runs in `pool`, on the event loop for a moment at most, else in
- * a thread, within its budget. A read.
+ * Configure (docs/configuration.md): every product's exact state, validity, the cheapest completion and its quote,
+ * or the smallest repairs. Searched on the event loop for a moment at most, else in a thread, within its budget.
  */
 export async function configureBundle(
   scope: RequestScope,

@@ -13,13 +13,9 @@ import { carve } from './typed-arrays.ts';
 
 export { type Budget, SearchBudgetExceeded } from './sat.ts';
 
-// The exact configurator behind configure (docs/configuration.md). A configuration of a bundle is a set of
-// products, and the bundle compiles into a propositional formula whose models are exactly its valid configurations:
-// one variable per option product, one per option (whether it holds any product), each option's counts as one
-// counting constraint, each active rule as clauses. Every question configure asks (is there a valid configuration
-// extending the request? does one hold this product? does one leave it out? which is cheapest?) is one call of a
-// complete CDCL solver (src/rules/sat.ts), so every answer is exact whatever the input. See the README, "Configure:
-// exact states", for why this method.
+// The exact configurator behind configure: a bundle compiles into a formula whose models are exactly its valid
+// configurations, and each question configure asks is one call of a complete solver (sat.ts), so every answer is
+// exact whatever the input. Method and why: docs/configuration.md, "Configure: exact states".
 
 export interface ModelOption {
   id: string;
@@ -388,15 +384,9 @@ function costOf(model: Model, selected: Uint8Array, config: Int8Array): number {
 }
 
 /**
- * The exact states configure answers for a request. A product other than those selected is `required` when no valid
- * configuration extending the request leaves it out, `excluded` when none holds it, `available` otherwise.
- * Each question is settled by a witness (a valid configuration found, which settles every product it holds or
- * leaves out) or a refutation (the solver proving there is none, which also fixes the product for every later
- * question); products not yet seen held are tried held first, so a handful of solves usually settle a bundle, and
- * products no rule names share one state per option. The completion is then the cheapest valid configuration, found
- * by asking for one cheaper than the best known until there is none. When no valid configuration extends the
- * request, its repairs instead (repairsOf). Throws SearchBudgetExceeded once the solver passes `budget.maxSteps`
- * steps, or `budget.spent` says the caller's budget is used up.
+ * The exact states of a request's products (required, excluded, available), settled by witnesses and refutations,
+ * the cheapest completion, or the repairs when nothing extends the request (docs/configuration.md). Throws
+ * SearchBudgetExceeded past `budget.maxSteps` steps or once `budget.spent` says the caller's budget is used.
  */
 export function configure(model: Model, fixed: Fixed, budget: Budget = unbounded): Configured {
   const n = model.productOf.length;
@@ -524,11 +514,8 @@ export function configure(model: Model, fixed: Fixed, budget: Budget = unbounded
 }
 
 /**
- * Up to MAX_REPAIRS smallest minimal repairs of a request no valid configuration extends: sets of its own choices
- * whose removal leaves a request some valid configuration extends, none holding another, smallest first. Found as
- * implicit hitting sets: a failed try's proof names the choices it used (a core), and any repair drops one choice
- * of every core; so the candidates of each size are the sets that hit every core known, tried in turn, each failure
- * adding its core. Every size below is exhausted first, so a candidate holding no repair found is minimal.
+ * Up to MAX_REPAIRS smallest minimal repairs (sets of the request's own choices whose removal makes it valid), found
+ * as implicit hitting sets of the cores failed tries name; every smaller size is exhausted first, so each is minimal.
  */
 export function repairsOf(model: Model, fixed: Fixed, budget: Budget = unbounded): Repair[] {
   // The choices as distinct literals: a product rejected twice is one choice.

@@ -13,6 +13,7 @@ import * as sqliteSearchIndex from './migrations/0011_sqlite_search_index.ts';
 import * as optionCounts from './migrations/0012_option_counts.ts';
 import * as quotes from './migrations/0013_quotes.ts';
 import * as approvals from './migrations/0014_approvals.ts';
+import * as quoteExpiryEvents from './migrations/0016_quote_expiry_events.ts';
 
 // Listed in code, not read from a folder: the set is the same wherever the process starts from.
 export const migrations: Record<string, Migration> = {
@@ -30,6 +31,7 @@ export const migrations: Record<string, Migration> = {
   '0012_option_counts': optionCounts,
   '0013_quotes': quotes,
   '0014_approvals': approvals,
+  '0016_quote_expiry_events': quoteExpiryEvents,
 };
 
 /** Brings the schema up to date. The CLI, start-up and the tests all come through here. */

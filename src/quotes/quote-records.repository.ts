@@ -1,5 +1,13 @@
-import { type Selectable, sql, type Updateable } from 'kysely';
-import type { Executor, QuoteLinesTable, QuoteStatus, QuotesTable } from '../db/database.ts';
+import {
+  CompiledQuery,
+  type ExpressionBuilder,
+  PostgresAdapter,
+  type Selectable,
+  sql,
+  type Updateable,
+} from 'kysely';
+import type { Database, Executor, QuoteLinesTable, QuoteStatus, QuotesTable } from '../db/database.ts';
+import { named } from '../db/named-statements.ts';
 import { searchPattern } from '../db/search-text.ts';
 
 export type QuoteRow = Selectable<QuotesTable>;
@@ -62,6 +70,46 @@ export async function findQuote(db: Executor, accountId: string, id: string): Pr
     .where('account_id', '=', accountId)
     .where('id', '=', id)
     .executeTakeFirst();
+}
+
+/** The texts of the stamp reads of a quote, by dialect and whether a key is confirmed with them. */
+const quoteStampTexts = new Map<string, string>();
+
+/**
+ * A quote's row version (null when the account has none of that id), and in the same statement whether the
+ * account's key `keyId` is still live (not asked when null). The statement starts from the key's row, so it answers
+ * when the quote is missing, and finds nothing for a key that is gone. Its text is made once per shape.
+ */
+export async function quoteStamp(
+  db: Executor,
+  accountId: string,
+  quoteId: string,
+  keyId: string | null,
+): Promise<{ rowVersion: number | null; keyLive: boolean }> {
+  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  const shape = `${postgres}\n${keyId !== null}`;
+  let text = quoteStampTexts.get(shape);
+  if (text === undefined) {
+    const p = (n: number) => (postgres ? `$${n}` : `?${n}`);
+    text =
+      keyId === null
+        ? `select "row_version" from "quotes" where "account_id" = ${p(1)} and "id" = ${p(2)}`
+        : `select "k"."revoked_at", "q"."row_version" from "api_keys" as "k" left join "quotes" as "q" ` +
+          `on "q"."account_id" = ${p(1)} and "q"."id" = ${p(2)} where "k"."account_id" = ${p(1)} and "k"."id" = ${p(3)}`;
+    if (postgres) text = named(text);
+    quoteStampTexts.set(shape, text);
+  }
+  const parameters = keyId === null ? [accountId, quoteId] : [accountId, quoteId, keyId];
+  const { rows } = await db.executeQuery(
+    CompiledQuery.raw(text, parameters) as CompiledQuery<{
+      revoked_at?: string | null;
+      row_version: number | null;
+    }>,
+  );
+  const [row] = rows;
+  const rowVersion =
+    row?.row_version === undefined || row.row_version === null ? null : Number(row.row_version);
+  return { rowVersion, keyLive: keyId === null || (row !== undefined && row.revoked_at === null) };
 }
 
 export interface QuoteMove {
@@ -135,6 +183,35 @@ export async function supersedeEarlier(
     .where('number', '=', row.number)
     .where('version', '<', row.version)
     .where('status', 'in', ['open', 'declined'])
+    .returningAll()
+    .execute();
+}
+
+/**
+ * Marks up to `limit` open quotes, of any account, whose expiresAt is at or before `now` and whose expiry is not yet
+ * recorded, and answers them as marked. One compare-and-set: a quote another sweep marked first, or that moved
+ * meanwhile (accepted, canceled), is left out, so each expiry is answered to one sweep only.
+ */
+export async function markExpired(tx: Executor, now: string, limit: number): Promise<QuoteRow[]> {
+  const unrecorded = (eb: ExpressionBuilder<Database, 'quotes'>) =>
+    eb.and([eb('status', '=', 'open'), eb('expires_at', '<=', now), eb('expiry_recorded_at', 'is', null)]);
+  return tx
+    .updateTable('quotes')
+    .set((eb) => ({ expiry_recorded_at: now, updated_at: now, row_version: eb('row_version', '+', 1) }))
+    .where(unrecorded)
+    .where((eb) =>
+      eb(
+        eb.refTuple('account_id', 'id'),
+        'in',
+        eb
+          .selectFrom('quotes')
+          .select(['account_id', 'id'])
+          .where(unrecorded)
+          .orderBy('expires_at')
+          .limit(limit)
+          .$asTuple('account_id', 'id'),
+      ),
+    )
     .returningAll()
     .execute();
 }

@@ -1,4 +1,7 @@
 import { Type } from 'typebox';
+import type { CachedDetails } from '../bundle-details/details-answer.ts';
+import type { StampedCache } from '../catalogue/stamped-cache.ts';
+import { preferredCoding, sentEncoded } from '../http/compression.ts';
 import { expectedVersions, IfMatchHeader, tagged, taggedWrite } from '../http/conditional.ts';
 import { tag } from '../http/openapi.ts';
 import { type Routes, serialized } from '../http/routes.ts';
@@ -25,6 +28,7 @@ import {
   patchQuote,
   pricedTransition,
   type QuoteCatalogues,
+  quoteAnswer,
   replaceQuote,
   reviseQuote,
   transition,
@@ -145,8 +149,9 @@ function prefersPdf(accept: string | undefined): boolean {
   return pdf.q > 0 && (pdf.q > html.q || (pdf.q === html.q && pdf.at < html.at));
 }
 
+/** `answers` keeps quotes' answers as read (null: each read is built from the row). */
 export const quoteRecordsRoutes =
-  (catalogues: QuoteCatalogues): Routes =>
+  (catalogues: QuoteCatalogues, answers: StampedCache<CachedDetails> | null): Routes =>
   async (app) => {
     app.post(
       '/quotes',
@@ -188,10 +193,14 @@ export const quoteRecordsRoutes =
     app.get(
       '/quotes/:quoteId',
       {
+        config: { keyConfirmedByRead: true },
         schema: {
           operationId: 'getQuote',
           summary: 'Read a saved quote',
-          description: 'An open quote is read from its own row, never from the catalogue.',
+          description:
+            'An open quote is read from its own row, never from the catalogue. The answer is kept, with its br and ' +
+            'gzip forms, for as long as the quote’s version (its ETag) stays the same and, for an open quote, ' +
+            'until it expires.',
           tags,
           params: QuotePath,
           response: { 200: Type.With(SavedQuote, { description: 'The quote' }) },
@@ -200,7 +209,18 @@ export const quoteRecordsRoutes =
       async (request, reply) => {
         const { quoteId } = request.params;
         reply.type('application/json; charset=utf-8');
-        return serialized<SavedQuote>(tagged(reply, quoteId, await getQuoteJson(request.scope, quoteId)));
+        if (answers === null) {
+          return serialized<SavedQuote>(tagged(reply, quoteId, await getQuoteJson(request.scope, quoteId)));
+        }
+        const accepts = preferredCoding(request.headers['accept-encoding']);
+        const { parts, etag, coding } = await quoteAnswer(request.scope, {
+          quoteId,
+          cache: answers,
+          accepts,
+        });
+        reply.header('etag', etag);
+        if (coding !== null) sentEncoded(request, reply, coding);
+        return serialized<SavedQuote>(parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts));
       },
     );
 

@@ -1,4 +1,5 @@
 import { parseHistory, submission, voidStanding } from '../approvals/quote-approvals.ts';
+import { type CachedDetails, keptAnswer, type WrittenAnswer } from '../bundle-details/details-answer.ts';
 import type { StampedCache } from '../catalogue/stamped-cache.ts';
 import type { Executor, QuoteStatus } from '../db/database.ts';
 import { StaleVersionError } from '../db/errors.ts';
@@ -7,8 +8,10 @@ import { joinSearchTexts } from '../db/search-text.ts';
 import { type NewEvent, recordEvents } from '../events/outbox.ts';
 import { newId } from '../ids.ts';
 import { AppError, bodyItem, invalid, notFound, type ProblemItem } from '../problems.ts';
+import type { Coding } from '../shared/compression.ts';
+import { versionTag } from '../shared/etags.ts';
 import { decodeNextKey, encodeNextKey } from '../shared/next-key.ts';
-import type { RequestScope } from '../shared/scope.ts';
+import { confirmScopeKey, type RequestScope } from '../shared/scope.ts';
 import { checkQuoteBody, type PricedQuote, priceSavedQuote } from './quote-pricing.ts';
 import {
   deleteDraft,
@@ -20,6 +23,7 @@ import {
   moveQuote,
   type QuoteLineRow,
   type QuoteRow,
+  quoteStamp,
   replaceQuoteLines,
   supersedeEarlier,
   takeQuoteNumber,
@@ -316,6 +320,7 @@ const unsubmitted = (now: string) => ({
   accepted_at: null,
   declined_at: null,
   canceled_at: null,
+  expiry_recorded_at: null,
   row_version: 1,
   created_at: now,
   updated_at: now,
@@ -373,9 +378,56 @@ export async function createQuote(
 
 /** A quote as its JSON text, made from its row without parsing what the row holds as JSON. */
 export async function getQuoteJson(scope: RequestScope, quoteId: string): Promise<Versioned<string>> {
+  await confirmScopeKey(scope);
   const row = await findQuote(scope.db, scope.account.id, quoteId);
   if (!row) throw notFound('Quote', quoteId);
   return { value: savedQuoteJson(row, scope.now().toISOString()), version: row.row_version };
+}
+
+/**
+ * A quote's answer as bytes, tagged with its version, kept in `cache` by id while its row version is what it was,
+ * read again in one statement on every request (which also confirms an unconfirmed key, and is shared by the
+ * requests for the same quote that come in one turn), and, for an open quote, until it expires and reads as such.
+ * Every write moves the row version, through any instance, so a kept answer is never one the row has left.
+ */
+export async function quoteAnswer(
+  scope: RequestScope,
+  {
+    quoteId,
+    cache,
+    accepts,
+  }: { quoteId: string; cache: StampedCache<CachedDetails>; accepts: Coding | null },
+): Promise<WrittenAnswer> {
+  const accountId = scope.account.id;
+  const keyId = scope.key?.id ?? null;
+  const { stamps, keyLive } = await cache.stampReads.read(
+    JSON.stringify([accountId, keyId, quoteId]),
+    async () => {
+      const read = await quoteStamp(scope.db, accountId, quoteId, keyId);
+      const stamps = new Map(read.rowVersion === null ? [] : [[quoteId, String(read.rowVersion)]]);
+      return { stamps, keyLive: read.keyLive };
+    },
+  );
+  scope.key?.confirm(keyLive);
+  if (stamps.size === 0) throw notFound('Quote', quoteId);
+  const now = scope.now().getTime();
+  const entryKey = `${accountId}\n${quoteId}`;
+  const entry = await cache.through(entryKey, stamps, now, async () => {
+    const row = await findQuote(scope.db, accountId, quoteId);
+    if (!row) throw notFound('Quote', quoteId);
+    const at = new Date(now).toISOString();
+    const bytes = Buffer.from(savedQuoteJson(row, at));
+    const expires = statusAt(row, at) === 'open' && row.expires_at !== null;
+    return {
+      parts: [bytes],
+      bytes: bytes.length,
+      etag: versionTag(quoteId, row.row_version),
+      stamps: new Map([[quoteId, String(row.row_version)]]),
+      validUntil: expires ? Date.parse(row.expires_at as string) : Number.POSITIVE_INFINITY,
+      weight: bytes.length,
+    };
+  });
+  return keptAnswer(cache, entryKey, entry, accepts);
 }
 
 /** The stored quote row itself, for a reader that renders it (the document). */

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import type { CachedDetails } from '../bundle-details/details-answer.ts';
 import { BundlePath } from '../bundles/bundles.schemas.ts';
 import { StampedCache } from '../catalogue/stamped-cache.ts';
 import { tag } from '../http/openapi.ts';
@@ -34,7 +35,10 @@ export const quotesRoutes: Routes = async (app, options) => {
     maxSteps: config.configureMaxSteps,
   });
   app.addHook('onClose', () => pool.close());
-  await app.register(quoteRecordsRoutes({ cache }), options);
+  const answers =
+    config.detailsCacheBytes > 0 ? new StampedCache<CachedDetails>(config.detailsCacheBytes) : null;
+  if (answers) metrics.watchCache('quotes', answers);
+  await app.register(quoteRecordsRoutes({ cache }, answers), options);
   app.post(
     '/quotes/price',
     {

@@ -208,7 +208,12 @@ describeEachDatabase('lists and timestamps', (ctx) => {
       provider: { getMigrations: async () => migrations },
     }).migrateTo('0011_sqlite_search_index');
     assert.equal(undone.error, undefined);
-    assert.deepEqual(await migrateToLatest(ctx.db), ['0012_option_counts', '0013_quotes', '0014_approvals']);
+    assert.deepEqual(await migrateToLatest(ctx.db), [
+      '0012_option_counts',
+      '0013_quotes',
+      '0014_approvals',
+      '0016_quote_expiry_events',
+    ]);
     const after = await listed();
     assert.equal(after.includedOptionsCount, before.includedOptionsCount);
     assert.equal(after.addOnOptionsCount, before.addOnOptionsCount);

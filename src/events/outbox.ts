@@ -4,6 +4,14 @@ import type { RequestScope } from '../shared/scope.ts';
 import { type EventRow, insertEvents, takeEventTurn } from './events.repository.ts';
 import type { EventType } from './events.schemas.ts';
 
+/** An event's object already serialized, for a write that holds its record as JSON text. */
+export class JsonText {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+}
+
 export interface NewEvent {
   type: EventType;
   object: unknown;
@@ -25,7 +33,7 @@ export async function recordEvents(scope: RequestScope, tx: Executor, events: Ne
       type,
       created_at: createdAt,
       request_id: scope.requestId,
-      data: JSON.stringify({ object }),
+      data: object instanceof JsonText ? `{"object":${object.text}}` : JSON.stringify({ object }),
     };
   });
   await insertEvents(tx, rows);

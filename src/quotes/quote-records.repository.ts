@@ -119,8 +119,10 @@ export interface QuoteMove {
   from: readonly QuoteStatus[];
   /** The row versions If-Match allows; null for any. */
   expected: readonly number[] | null;
-  /** Only while the quote has not expired at this instant (accept, decline); or only once it has (none given). */
+  /** Only while the quote has not expired at this instant (finalize, accept, decline). */
   unexpiredAt?: string;
+  /** Only while the quote holds no violations (finalize). */
+  withoutViolations?: boolean;
   /** Sets expires_at where the row has none (finalize's default). */
   defaultExpiresAt?: string;
   changes: Updateable<QuotesTable>;
@@ -146,6 +148,7 @@ export async function moveQuote(tx: Executor, move: QuoteMove): Promise<QuoteRow
     .where('id', '=', move.id)
     .where('status', 'in', move.from);
   if (move.expected !== null) query = query.where('row_version', 'in', move.expected as number[]);
+  if (move.withoutViolations) query = query.where('violations_json', '=', '[]');
   if (move.unexpiredAt !== undefined) {
     const at = move.unexpiredAt;
     query = query.where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', at)]));

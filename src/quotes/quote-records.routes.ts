@@ -1,3 +1,4 @@
+import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import type { CachedDetails } from '../bundle-details/details-answer.ts';
 import type { StampedCache } from '../catalogue/stamped-cache.ts';
@@ -150,6 +151,12 @@ function prefersPdf(accept: string | undefined): boolean {
 }
 
 /** `answers` keeps quotes' answers as read (null: each read is built from the row). */
+/** A quote's record, as the JSON text its write made of it. */
+function answered(reply: FastifyReply, text: string): SavedQuote {
+  reply.type('application/json; charset=utf-8');
+  return serialized<SavedQuote>(text);
+}
+
 export const quoteRecordsRoutes =
   (catalogues: QuoteCatalogues, answers: StampedCache<CachedDetails> | null): Routes =>
   async (app) => {
@@ -167,8 +174,8 @@ export const quoteRecordsRoutes =
       },
       async (request, reply) => {
         const made = await createQuote(request.scope, { body: request.body, catalogues });
-        const saved = tagged(reply, made.value.id, made);
-        return reply.code(201).header('location', `/v1/quotes/${saved.id}`).send(saved);
+        reply.code(201).header('location', `/v1/quotes/${made.id}`);
+        return answered(reply, tagged(reply, made.id, made));
       },
     );
 
@@ -245,9 +252,10 @@ export const quoteRecordsRoutes =
       },
       async (request, reply) => {
         const { quoteId } = request.params;
-        return taggedWrite(request, reply, quoteId, (expected) =>
+        const written = await taggedWrite(request, reply, quoteId, (expected) =>
           replaceQuote(request.scope, { quoteId, body: request.body, expected, catalogues }),
         );
+        return answered(reply, written);
       },
     );
 
@@ -269,9 +277,10 @@ export const quoteRecordsRoutes =
       },
       async (request, reply) => {
         const { quoteId } = request.params;
-        return taggedWrite(request, reply, quoteId, (expected) =>
+        const written = await taggedWrite(request, reply, quoteId, (expected) =>
           patchQuote(request.scope, { quoteId, body: request.body, expected, catalogues }),
         );
+        return answered(reply, written);
       },
     );
 
@@ -322,14 +331,14 @@ export const quoteRecordsRoutes =
           const input = { quoteId, expected, catalogues };
           if (action === 'revise') {
             const made = await reviseQuote(request.scope, input);
-            const saved = tagged(reply, made.value.id, made);
-            return reply.code(201).header('location', `/v1/quotes/${saved.id}`).send(saved);
+            reply.code(201).header('location', `/v1/quotes/${made.id}`);
+            return answered(reply, tagged(reply, made.id, made));
           }
           const done =
             action === 'submit' || action === 'reprice'
               ? await pricedTransition(request.scope, { ...input, action })
               : await transition(request.scope, { quoteId, expected, action });
-          return tagged(reply, quoteId, done);
+          return answered(reply, tagged(reply, quoteId, done));
         },
       );
     }

@@ -5,7 +5,7 @@ import type { Executor, QuoteStatus } from '../db/database.ts';
 import { StaleVersionError } from '../db/errors.ts';
 import type { ExpectedVersions, Versioned } from '../db/roots.ts';
 import { joinSearchTexts } from '../db/search-text.ts';
-import { type NewEvent, recordEvents } from '../events/outbox.ts';
+import { JsonText, type NewEvent, recordEvents } from '../events/outbox.ts';
 import { newId } from '../ids.ts';
 import { AppError, bodyItem, invalid, notFound, type ProblemItem } from '../problems.ts';
 import type { Coding } from '../shared/compression.ts';
@@ -129,6 +129,19 @@ export const versioned = (row: QuoteRow, now: string): Versioned<SavedQuote> => 
   version: row.row_version,
 });
 
+/** A quote as written: its record as JSON text, its id and number, and its row version. */
+export interface WrittenQuote extends Versioned<string> {
+  id: string;
+  number: string;
+}
+
+const written = (row: QuoteRow, now: string): WrittenQuote => ({
+  id: row.id,
+  number: row.number,
+  value: savedQuoteJson(row, now),
+  version: row.row_version,
+});
+
 /** The header fields of a body as columns; those it leaves out are absent, and keep their value on a PATCH. */
 function headerColumns(body: QuotePatchBody) {
   const columns: Partial<QuoteRow> = {};
@@ -249,6 +262,28 @@ export async function explainMiss(
   );
 }
 
+/**
+ * Why a finalize found nothing to move, when the quote is the cause: 422 quote_invalid for its violations, or for
+ * an approved quote whose expiresAt has passed. Otherwise the caller explains the miss as any move's.
+ */
+async function explainUnfinalized(
+  db: Executor,
+  scope: RequestScope,
+  quoteId: string,
+  expected: ExpectedVersions,
+  now: string,
+): Promise<void> {
+  const row = await findQuote(db, scope.account.id, quoteId);
+  if (!row || (expected !== null && !expected.includes(row.row_version))) return;
+  const violations = JSON.parse(row.violations_json) as ProblemItem[];
+  if (violations.length > 0) throw invalid('quote_invalid', violations);
+  if (row.expires_at !== null && row.expires_at <= now && row.status === 'approved') {
+    throw invalid('quote_invalid', [
+      bodyItem('expired', '/expiresAt', `expiresAt ${row.expires_at} has passed: set a later one or none`),
+    ]);
+  }
+}
+
 /** Reads a quote for a write that prices it first: 404, or 412 when If-Match names another version. */
 export async function readForWrite(
   scope: RequestScope,
@@ -277,7 +312,7 @@ async function pricedWrite(
     parts: Omit<QuoteParts, 'approvals'>;
     events: NewEvent['type'][];
   }>,
-): Promise<Versioned<SavedQuote>> {
+): Promise<WrittenQuote> {
   const from = input.action === 'edit' ? editable : startsFrom[input.action];
   for (let attempt = 1; ; attempt++) {
     const read = await readForWrite(scope, input.quoteId, input.expected);
@@ -294,16 +329,14 @@ async function pricedWrite(
       });
       if (!row) return undefined;
       await replaceQuoteLines(tx, row.account_id, row.id, lineRows(row.account_id, row.id, parts.lines));
-      const object = toSavedQuote(row, row.updated_at, {
-        ...parts,
-        approvals: JSON.parse(row.approvals_json),
-      });
+      const answer = written(row, row.updated_at);
+      const object = new JsonText(answer.value);
       await recordEvents(
         scope,
         tx,
         events.map((type) => ({ type, object })),
       );
-      return { value: object, version: row.row_version };
+      return answer;
     });
     if (moved) return moved;
     if (attempt === PRICED_WRITE_TRIES) {
@@ -331,48 +364,43 @@ async function insertNewQuote(
   scope: RequestScope,
   tx: Executor,
   row: QuoteRow,
-  parts: QuoteParts,
+  lines: SavedQuoteLine[],
   type: 'quote.created' | 'quote.revised',
-): Promise<Versioned<SavedQuote>> {
+): Promise<WrittenQuote> {
   await insertQuote(tx, row);
-  await insertQuoteLines(tx, lineRows(row.account_id, row.id, parts.lines));
-  const value = toSavedQuote(row, row.created_at, parts);
-  await recordEvents(scope, tx, [{ type, object: value }]);
-  return { value, version: row.row_version };
+  await insertQuoteLines(tx, lineRows(row.account_id, row.id, lines));
+  const answer = written(row, row.created_at);
+  await recordEvents(scope, tx, [{ type, object: new JsonText(answer.value) }]);
+  return answer;
 }
 
 export async function createQuote(
   scope: RequestScope,
   input: { body: QuoteBody; catalogues: QuoteCatalogues },
-): Promise<Versioned<SavedQuote>> {
+): Promise<WrittenQuote> {
   const { body } = input;
   const priced = refuseUnknownReferences(await price(scope, input.catalogues, body));
+  // Worked out before the transaction, which then holds the account's number (and the writer) only to write.
+  const header = wholeHeader(body);
+  const columns = pricedColumns(body, priced);
   return scope.db.transaction().execute(async (tx) => {
     const now = scope.now().toISOString();
     const accountId = scope.account.id;
-    const id = newId('quote');
     const number = await takeQuoteNumber(tx, accountId);
-    const header = wholeHeader(body);
     const row: QuoteRow = {
       account_id: accountId,
-      id,
+      id: newId('quote'),
       number,
       version: 1,
       status: 'draft',
       currency: body.currency,
       ...header,
-      ...pricedColumns(body, priced),
+      ...columns,
       approvals_json: '[]',
       search_text: searchText({ number, ...header }),
       ...unsubmitted(now),
     };
-    const parts = {
-      bundles: body.bundles,
-      lines: priced.lines,
-      violations: priced.violations,
-      approvals: [],
-    };
-    return insertNewQuote(scope, tx, row, parts, 'quote.created');
+    return insertNewQuote(scope, tx, row, priced.lines, 'quote.created');
   });
 }
 
@@ -490,7 +518,7 @@ function editQuote(
   header: Partial<QuoteRow>,
   requestOf: (row: QuoteRow) => PricedRequest,
   checked: (priced: PricedQuote) => PricedQuote = (priced) => priced,
-): Promise<Versioned<SavedQuote>> {
+): Promise<WrittenQuote> {
   return pricedWrite(scope, { ...input, action: 'edit' }, async (row) => {
     const request = requestOf(row);
     const priced = checked(await price(scope, input.catalogues, request));
@@ -512,7 +540,7 @@ function editQuote(
 export function replaceQuote(
   scope: RequestScope,
   input: { quoteId: string; body: QuoteBody; expected: ExpectedVersions; catalogues: QuoteCatalogues },
-): Promise<Versioned<SavedQuote>> {
+): Promise<WrittenQuote> {
   return editQuote(scope, input, wholeHeader(input.body), () => input.body, refuseUnknownReferences);
 }
 
@@ -520,7 +548,7 @@ export function replaceQuote(
 export function patchQuote(
   scope: RequestScope,
   input: { quoteId: string; body: QuotePatchBody; expected: ExpectedVersions; catalogues: QuoteCatalogues },
-): Promise<Versioned<SavedQuote>> {
+): Promise<WrittenQuote> {
   const header = headerColumns(input.body);
   return editQuote(scope, input, header, (row) => ({
     ...storedRequest(row),
@@ -538,7 +566,7 @@ export async function pricedTransition(
     expected: ExpectedVersions;
     catalogues: QuoteCatalogues;
   },
-): Promise<Versioned<SavedQuote>> {
+): Promise<WrittenQuote> {
   return pricedWrite(scope, input, async (row) => {
     const request = storedRequest(row);
     const priced = await price(scope, input.catalogues, request);
@@ -586,60 +614,57 @@ export async function transition(
     action: 'finalize' | 'accept' | 'decline' | 'cancel';
     expected: ExpectedVersions;
   },
-): Promise<Versioned<SavedQuote>> {
+): Promise<WrittenQuote> {
   const { quoteId, action, expected } = input;
   const nowDate = scope.now();
   const now = nowDate.toISOString();
   const from = startsFrom[action];
-  if (action === 'finalize') {
-    const row = await readForWrite(scope, quoteId, expected);
-    const violations = JSON.parse(row.violations_json) as ProblemItem[];
-    if (violations.length > 0) throw invalid('quote_invalid', violations);
-    if (row.expires_at !== null && row.expires_at <= now && row.status === 'approved') {
-      throw invalid('quote_invalid', [
-        bodyItem('expired', '/expiresAt', `expiresAt ${row.expires_at} has passed: set a later one or none`),
-      ]);
-    }
-  }
   return scope.db.transaction().execute(async (tx) => {
     const changes: Partial<QuoteRow> = { updated_at: now };
     let defaultExpiresAt: string | undefined;
-    const events: NewEvent['type'][] = [];
+    let event: NewEvent['type'];
     switch (action) {
       case 'finalize': {
         const validUntil = new Date(nowDate.getTime() + DEFAULT_VALIDITY_DAYS * 86_400_000).toISOString();
         Object.assign(changes, { status: 'open', finalized_at: now });
         defaultExpiresAt = validUntil;
-        events.push('quote.finalized');
+        event = 'quote.finalized';
         break;
       }
       case 'accept':
         Object.assign(changes, { status: 'accepted', accepted_at: now });
-        events.push('quote.accepted');
+        event = 'quote.accepted';
         break;
       case 'decline':
         Object.assign(changes, { status: 'declined', declined_at: now });
-        events.push('quote.declined');
+        event = 'quote.declined';
         break;
       case 'cancel':
         Object.assign(changes, { status: 'canceled', canceled_at: now });
-        events.push('quote.canceled');
+        event = 'quote.canceled';
         break;
     }
+    // Finalize moves only a quote without violations whose expiresAt, if any, is still to come.
     const row = await moveQuote(tx, {
       accountId: scope.account.id,
       id: quoteId,
       from,
       expected,
-      unexpiredAt: action === 'accept' || action === 'decline' ? now : undefined,
+      unexpiredAt: action === 'cancel' ? undefined : now,
+      withoutViolations: action === 'finalize',
       defaultExpiresAt,
       changes,
     });
-    if (!row) return explainMiss(tx, scope, quoteId, expected, action, from);
-    const written: NewEvent[] = [{ type: events[0] as NewEvent['type'], object: toSavedQuote(row, now) }];
-    if (action === 'finalize') {
+    if (!row) {
+      if (action === 'finalize') await explainUnfinalized(tx, scope, quoteId, expected, now);
+      return explainMiss(tx, scope, quoteId, expected, action, from);
+    }
+    const answer = written(row, now);
+    const events: NewEvent[] = [{ type: event, object: new JsonText(answer.value) }];
+    // A first version that is approved was never open, so no revision of it exists to supersede or to look at.
+    if (action === 'finalize' && row.version > 1) {
       for (const earlier of await supersedeEarlier(tx, row, now)) {
-        written.push({ type: 'quote.updated', object: toSavedQuote(earlier, now) });
+        events.push({ type: 'quote.updated', object: toSavedQuote(earlier, now) });
       }
       const accepted = await versionsOfNumber(tx, row, ['accepted']);
       if (accepted.length > 0) {
@@ -649,8 +674,8 @@ export async function transition(
         );
       }
     }
-    await recordEvents(scope, tx, written);
-    return versioned(row, now);
+    await recordEvents(scope, tx, events);
+    return answer;
   });
 }
 
@@ -661,7 +686,7 @@ export async function transition(
 export async function reviseQuote(
   scope: RequestScope,
   input: { quoteId: string; expected: ExpectedVersions; catalogues: QuoteCatalogues },
-): Promise<Versioned<SavedQuote>> {
+): Promise<WrittenQuote> {
   const { quoteId, expected } = input;
   const from = startsFrom.revise;
   const read = await readForWrite(scope, quoteId, expected);
@@ -703,13 +728,7 @@ export async function reviseQuote(
       approvals_json: old.approvals_json,
       ...unsubmitted(now),
     };
-    const parts = {
-      bundles: request.bundles,
-      lines: priced.lines,
-      violations: priced.violations,
-      approvals: JSON.parse(old.approvals_json),
-    };
-    return insertNewQuote(scope, tx, row, parts, 'quote.revised');
+    return insertNewQuote(scope, tx, row, priced.lines, 'quote.revised');
   });
 }
 

@@ -196,8 +196,13 @@ export async function supersedeEarlier(
  * meanwhile (accepted, canceled), is left out, so each expiry is answered to one sweep only.
  */
 export async function markExpired(tx: Executor, now: string, limit: number): Promise<QuoteRow[]> {
+  // The status as a literal, as the partial index states it: SQLite uses that index only for a term it can match.
   const unrecorded = (eb: ExpressionBuilder<Database, 'quotes'>) =>
-    eb.and([eb('status', '=', 'open'), eb('expires_at', '<=', now), eb('expiry_recorded_at', 'is', null)]);
+    eb.and([
+      eb('status', '=', sql.lit('open')),
+      eb('expires_at', '<=', now),
+      eb('expiry_recorded_at', 'is', null),
+    ]);
   return tx
     .updateTable('quotes')
     .set((eb) => ({ expiry_recorded_at: now, updated_at: now, row_version: eb('row_version', '+', 1) }))

@@ -5,7 +5,7 @@ import { toAdjustment, toPrice } from '../catalogue/stored-prices.ts';
 import { throughStamps } from '../catalogue/through-stamps.ts';
 import type { Db } from '../db/database.ts';
 import { invalid } from '../problems.ts';
-import type { Coding } from '../shared/compression.ts';
+import { type Coding, compressParts, minCompressedBytes } from '../shared/compression.ts';
 import { AnswerBudget } from '../shared/heavy-answers.ts';
 import { normaliseInstant } from '../shared/instants.ts';
 import { MAX_PROPERTY_NAME_LENGTH, MAX_PROPERTY_NAMES } from '../shared/schemas.ts';
@@ -18,7 +18,7 @@ import {
   type BundleDetailsResponse,
   MAX_BUNDLE_IDS,
 } from './bundle-details.schemas.ts';
-import { type CachedDetails, DetailsAnswer, keptAnswer, type WrittenAnswer } from './details-answer.ts';
+import { type CachedDetails, DetailsAnswer, type WrittenAnswer } from './details-answer.ts';
 
 type Properties = Record<string, string | null>;
 
@@ -301,6 +301,35 @@ export async function getBundleDetails(
 }
 
 /**
+ * A cached answer in `coding`, compressed once per version: the first request for that coding makes it (the others
+ * wait for the same), and the cache then counts its bytes.
+ */
+function encodedParts(
+  cache: StampedCache<CachedDetails>,
+  key: string,
+  entry: CachedDetails,
+  coding: Coding,
+): Promise<Buffer[]> {
+  entry.encoded ??= {};
+  const encoded = entry.encoded;
+  const made = encoded[coding];
+  if (made) return made;
+  const making = compressParts(entry.parts, coding, 'once').then(
+    (parts) => {
+      const bytes = parts.reduce((sum, part) => sum + part.byteLength, 0);
+      cache.grow(key, entry, bytes);
+      return parts;
+    },
+    (error: unknown) => {
+      delete encoded[coding];
+      throw error;
+    },
+  );
+  encoded[coding] = making;
+  return making;
+}
+
+/**
  * The details answer as bytes, with its ETag, built within `limits`. Serialized with JSON.stringify: the response
  * schema's adjustment union makes fast-json-stringify run a validator per value. Answers for now are kept in
  * `cache`, keyed by the query as asked, and reused only while every asked bundle's (version, tree_version) is what
@@ -350,5 +379,9 @@ export async function bundleDetailsBytes(
       return { value: { parts, bytes, etag, weight: bytes }, books, stamps };
     },
   });
-  return keptAnswer(cache, entryKey, entry, accepts);
+  const { parts, bytes, etag } = entry;
+  const coding = bytes < minCompressedBytes ? null : accepts;
+  if (coding === null) return { parts, bytes, etag, coding };
+  const encoded = await encodedParts(cache, entryKey, entry, coding);
+  return { parts: encoded, bytes: encoded.reduce((sum, part) => sum + part.byteLength, 0), etag, coding };
 }

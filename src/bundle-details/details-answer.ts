@@ -1,8 +1,8 @@
 import { once } from 'node:events';
 import { Readable, type Transform } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import type { Stamped, StampedCache } from '../catalogue/stamped-cache.ts';
-import { type Coding, compressor, compressParts, minCompressedBytes } from '../shared/compression.ts';
+import type { Stamped } from '../catalogue/stamped-cache.ts';
+import { type Coding, compressor, minCompressedBytes } from '../shared/compression.ts';
 import { partsTagger } from '../shared/etags.ts';
 import type { BundleDetails } from './bundle-details.schemas.ts';
 
@@ -124,47 +124,4 @@ export function partsStream(parts: readonly Buffer[]): Readable {
     })(),
     { objectMode: false },
   );
-}
-
-/**
- * A cached answer in `coding`, compressed once per version: the first request for that coding makes it (the others
- * wait for the same), and the cache then counts its bytes.
- */
-function encodedParts(
-  cache: StampedCache<CachedDetails>,
-  key: string,
-  entry: CachedDetails,
-  coding: Coding,
-): Promise<Buffer[]> {
-  entry.encoded ??= {};
-  const encoded = entry.encoded;
-  const made = encoded[coding];
-  if (made) return made;
-  const making = compressParts(entry.parts, coding, 'once').then(
-    (parts) => {
-      const bytes = parts.reduce((sum, part) => sum + part.byteLength, 0);
-      cache.grow(key, entry, bytes);
-      return parts;
-    },
-    (error: unknown) => {
-      delete encoded[coding];
-      throw error;
-    },
-  );
-  encoded[coding] = making;
-  return making;
-}
-
-/** A kept answer as written to a client that `accepts` a coding: its compressed form, kept beside it, from 1 KB. */
-export async function keptAnswer(
-  cache: StampedCache<CachedDetails>,
-  key: string,
-  entry: CachedDetails,
-  accepts: Coding | null,
-): Promise<WrittenAnswer> {
-  const { parts, bytes, etag } = entry;
-  const coding = bytes < minCompressedBytes ? null : accepts;
-  if (coding === null) return { parts, bytes, etag, coding };
-  const encoded = await encodedParts(cache, key, entry, coding);
-  return { parts: encoded, bytes: encoded.reduce((sum, part) => sum + part.byteLength, 0), etag, coding };
 }

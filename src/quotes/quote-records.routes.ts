@@ -1,11 +1,11 @@
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
-import type { CachedDetails } from '../bundle-details/details-answer.ts';
 import type { StampedCache } from '../catalogue/stamped-cache.ts';
-import { preferredCoding, sentEncoded } from '../http/compression.ts';
+import { preferredCoding, sentEncoded, sentPlain } from '../http/compression.ts';
 import { expectedVersions, IfMatchHeader, tagged, taggedWrite } from '../http/conditional.ts';
 import { tag } from '../http/openapi.ts';
 import { type Routes, serialized } from '../http/routes.ts';
+import { encodedOnce, minCompressedBytes } from '../shared/compression.ts';
 import { quoteDocumentModel } from './quote-document.ts';
 import { renderQuoteHtml } from './quote-html.ts';
 import { renderQuotePdf } from './quote-pdf.ts';
@@ -25,6 +25,7 @@ import {
   deleteQuote,
   getQuoteJson,
   getQuoteRow,
+  type KeptQuote,
   listQuotes,
   patchQuote,
   pricedTransition,
@@ -158,7 +159,7 @@ function answered(reply: FastifyReply, text: string): SavedQuote {
 }
 
 export const quoteRecordsRoutes =
-  (catalogues: QuoteCatalogues, answers: StampedCache<CachedDetails> | null): Routes =>
+  (catalogues: QuoteCatalogues, answers: StampedCache<KeptQuote> | null): Routes =>
   async (app) => {
     app.post(
       '/quotes',
@@ -219,15 +220,18 @@ export const quoteRecordsRoutes =
         if (answers === null) {
           return serialized<SavedQuote>(tagged(reply, quoteId, await getQuoteJson(request.scope, quoteId)));
         }
-        const accepts = preferredCoding(request.headers['accept-encoding']);
-        const { parts, etag, coding } = await quoteAnswer(request.scope, {
-          quoteId,
-          cache: answers,
-          accepts,
-        });
-        reply.header('etag', etag);
-        if (coding !== null) sentEncoded(request, reply, coding);
-        return serialized<SavedQuote>(parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts));
+        const { entry, key } = await quoteAnswer(request.scope, { quoteId, cache: answers });
+        reply.header('etag', entry.etag);
+        const coding =
+          entry.bytes < minCompressedBytes ? null : preferredCoding(request.headers['accept-encoding']);
+        if (coding === null) {
+          sentPlain(request, reply);
+          return serialized<SavedQuote>(Buffer.concat(entry.parts));
+        }
+        sentEncoded(request, reply, coding);
+        // Compressed once per kept answer, and counted against the cache's bound.
+        const sent = await encodedOnce(entry, coding, (made) => answers.grow(key, entry, made));
+        return serialized<SavedQuote>(Buffer.concat(sent));
       },
     );
 

@@ -1,6 +1,5 @@
 import { parseHistory, submission, voidStanding } from '../approvals/quote-approvals.ts';
-import { type CachedDetails, keptAnswer, type WrittenAnswer } from '../bundle-details/details-answer.ts';
-import type { StampedCache } from '../catalogue/stamped-cache.ts';
+import type { Stamped, StampedCache } from '../catalogue/stamped-cache.ts';
 import type { Executor, QuoteStatus } from '../db/database.ts';
 import { StaleVersionError } from '../db/errors.ts';
 import type { ExpectedVersions, Versioned } from '../db/roots.ts';
@@ -8,7 +7,7 @@ import { joinSearchTexts } from '../db/search-text.ts';
 import { JsonText, type NewEvent, recordEvents } from '../events/outbox.ts';
 import { newId } from '../ids.ts';
 import { AppError, bodyItem, invalid, notFound, type ProblemItem } from '../problems.ts';
-import type { Coding } from '../shared/compression.ts';
+import type { EncodedForms } from '../shared/compression.ts';
 import { versionTag } from '../shared/etags.ts';
 import { decodeNextKey, encodeNextKey } from '../shared/next-key.ts';
 import { confirmScopeKey, type RequestScope } from '../shared/scope.ts';
@@ -412,6 +411,14 @@ export async function getQuoteJson(scope: RequestScope, quoteId: string): Promis
   return { value: savedQuoteJson(row, scope.now().toISOString()), version: row.row_version };
 }
 
+/** A quote's answer as kept: its bytes, its ETag, and its compressed forms once made. */
+export interface KeptQuote extends Stamped {
+  parts: Buffer[];
+  bytes: number;
+  etag: string;
+  encoded?: EncodedForms;
+}
+
 /**
  * A quote's answer as bytes, tagged with its version, kept in `cache` by id while its row version is what it was,
  * read again in one statement on every request (which also confirms an unconfirmed key, and is shared by the
@@ -420,12 +427,8 @@ export async function getQuoteJson(scope: RequestScope, quoteId: string): Promis
  */
 export async function quoteAnswer(
   scope: RequestScope,
-  {
-    quoteId,
-    cache,
-    accepts,
-  }: { quoteId: string; cache: StampedCache<CachedDetails>; accepts: Coding | null },
-): Promise<WrittenAnswer> {
+  { quoteId, cache }: { quoteId: string; cache: StampedCache<KeptQuote> },
+): Promise<{ entry: KeptQuote; key: string }> {
   const accountId = scope.account.id;
   const keyId = scope.key?.id ?? null;
   const { stamps, keyLive } = await cache.stampReads.read(
@@ -455,7 +458,7 @@ export async function quoteAnswer(
       weight: bytes.length,
     };
   });
-  return keptAnswer(cache, entryKey, entry, accepts);
+  return { entry, key: entryKey };
 }
 
 /** The stored quote row itself, for a reader that renders it (the document). */

@@ -1,5 +1,4 @@
 import { Type } from 'typebox';
-import type { CachedDetails } from '../bundle-details/details-answer.ts';
 import { BundlePath } from '../bundles/bundles.schemas.ts';
 import { StampedCache } from '../catalogue/stamped-cache.ts';
 import { tag } from '../http/openapi.ts';
@@ -8,6 +7,7 @@ import { ConfigurePool } from './configure.pool.ts';
 import { ConfigureAnswer, ConfigureRequest } from './configure.schemas.ts';
 import { configureBundle } from './configure.service.ts';
 import { quoteRecordsRoutes } from './quote-records.routes.ts';
+import type { KeptQuote } from './quote-records.service.ts';
 import { quoteViolationCodes } from './quotes.engine.ts';
 import { Quote, QuoteRequest } from './quotes.schemas.ts';
 import { type CachedCatalogue, quote } from './quotes.service.ts';
@@ -35,8 +35,7 @@ export const quotesRoutes: Routes = async (app, options) => {
     maxSteps: config.configureMaxSteps,
   });
   app.addHook('onClose', () => pool.close());
-  const answers =
-    config.detailsCacheBytes > 0 ? new StampedCache<CachedDetails>(config.detailsCacheBytes) : null;
+  const answers = config.detailsCacheBytes > 0 ? new StampedCache<KeptQuote>(config.detailsCacheBytes) : null;
   if (answers) metrics.watchCache('quotes', answers);
   await app.register(quoteRecordsRoutes({ cache }, answers), options);
   app.post(

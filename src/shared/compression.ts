@@ -51,3 +51,33 @@ export async function compressParts(parts: Buffer[], coding: Coding, effort: Eff
   );
   return out;
 }
+
+/** The compressed forms of an answer kept for many requests, each made once, when first asked for. */
+export type EncodedForms = Partial<Record<Coding, Promise<Buffer[]>>>;
+
+/**
+ * A kept answer's parts in `coding`, compressed once: the first request makes them (the others wait for the same)
+ * and `made` is told their size, for a cache to count. A failure is not kept.
+ */
+export function encodedOnce(
+  kept: { parts: Buffer[]; encoded?: EncodedForms },
+  coding: Coding,
+  made: (bytes: number) => void,
+): Promise<Buffer[]> {
+  kept.encoded ??= {};
+  const forms = kept.encoded;
+  const known = forms[coding];
+  if (known) return known;
+  const making = compressParts(kept.parts, coding, 'once').then(
+    (parts) => {
+      made(parts.reduce((sum, part) => sum + part.byteLength, 0));
+      return parts;
+    },
+    (error: unknown) => {
+      delete forms[coding];
+      throw error;
+    },
+  );
+  forms[coding] = making;
+  return making;
+}

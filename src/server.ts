@@ -3,6 +3,7 @@ import type { Config } from './config.ts';
 import { openDatabase, prepareStore, startFailure } from './db/store.ts';
 import { scheduleEventPurge } from './events/events.service.ts';
 import { collectWhenIdle, settleHeap } from './heap.ts';
+import { scheduleQuoteExpiry } from './quotes/quote-expiry.ts';
 import { sealStoredSecrets, webhookSettings } from './webhooks/webhooks.service.ts';
 import { webhookWorker } from './webhooks/webhooks.worker.ts';
 
@@ -47,6 +48,9 @@ export async function serve(config: Config, worker?: WorkerRole): Promise<void> 
 
   const stopPurge = scheduleEventPurge(database.db, config.eventsRetentionDays, (error) =>
     started.log.warn({ err: error }, 'purging expired events failed'),
+  );
+  const stopExpiry = scheduleQuoteExpiry(database.db, (error) =>
+    started.log.warn({ err: error }, 'recording expired quotes failed'),
   );
   // Under --workers each process runs its own delivery worker: they share the work through the database's claims.
   const deliveries = webhookWorker({
@@ -95,6 +99,7 @@ export async function serve(config: Config, worker?: WorkerRole): Promise<void> 
     await Promise.all([started.close(), deliveries.stop(config.shutdownGraceMs)]);
     clearTimeout(grace);
     await stopPurge();
+    await stopExpiry();
     await database.db.destroy();
     started.log.info('stopped');
     worker?.stopped();

@@ -245,6 +245,8 @@ export interface QuotesTable {
   accepted_at: string | null;
   declined_at: string | null;
   canceled_at: string | null;
+  /** When the sweep recorded quote.expired for this open quote (null: not yet, or never expired while open). */
+  expiry_recorded_at: string | null;
   row_version: number;
   created_at: string;
   updated_at: string;

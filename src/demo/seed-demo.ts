@@ -327,7 +327,7 @@ export async function seedDemo(db: Db, accountId: string): Promise<DemoSeed> {
       });
       rules.push({ ruleId: rule.id, name: rule.name });
     }
-    const { value: quote } = await createQuote(scope, {
+    const quote = await createQuote(scope, {
       body: demoQuote(bundle.id, optionId),
       catalogues: { cache: null },
     });

@@ -18,6 +18,8 @@ export const eventsRoutes: Routes = async (app, { config }) => {
         summary: 'List the account’s events, oldest first, or newest first with order=desc',
         description:
           'Every successful write records its events in its own transaction: a write that fails records none. ' +
+          'quote.expired is recorded, once per quote, by a sweep every instance runs every 30 s: an open quote reads ' +
+          'as expired from its expiresAt on, and its event follows within that time. ' +
           'Ids ascend in the order the writes committed, so a consumer that passes the last id it has seen as ' +
           '`after` never misses one. `order=desc` lists newest first instead (`after` then pages back in time). ' +
           '`types` keeps only the listed types (an unknown one is a 400). Events are ' +

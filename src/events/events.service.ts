@@ -1,6 +1,7 @@
 import type { Db } from '../db/database.ts';
 import { firstIdAt } from '../ids.ts';
 import { invalid, notFound } from '../problems.ts';
+import { repeatEvery } from '../shared/repeat.ts';
 import type { RequestScope } from '../shared/scope.ts';
 import { type EventRow, findEvent, listEventsAfter, purgeEventsBefore } from './events.repository.ts';
 import { type Event, type EventListQuery, type EventType, eventTypes } from './events.schemas.ts';
@@ -89,15 +90,5 @@ export function scheduleEventPurge(
   retentionDays: number,
   onError: (error: unknown) => void,
 ): () => Promise<void> {
-  let running: Promise<unknown> = Promise.resolve();
-  const purge = () => {
-    running = purgeExpiredEvents(db, retentionDays).catch(onError);
-  };
-  purge();
-  const timer = setInterval(purge, PURGE_EVERY_MS);
-  timer.unref();
-  return async () => {
-    clearInterval(timer);
-    await running;
-  };
+  return repeatEvery(PURGE_EVERY_MS, () => purgeExpiredEvents(db, retentionDays), onError);
 }

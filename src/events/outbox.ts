@@ -4,6 +4,14 @@ import { OUTSIDE_HTTP_KEY_ID, type RequestScope } from '../shared/scope.ts';
 import { type EventRow, insertEvents, takeEventTurn } from './events.repository.ts';
 import type { EventType } from './events.schemas.ts';
 
+/** An event's object already serialized, for a write that holds its record as JSON text. */
+export class JsonText {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+}
+
 export interface NewEvent {
   type: EventType;
   object: unknown;
@@ -27,7 +35,7 @@ export async function recordEvents(scope: RequestScope, tx: Executor, events: Ne
       type,
       created_at: createdAt,
       request_id: scope.requestId,
-      data: JSON.stringify({ object }),
+      data: object instanceof JsonText ? `{"object":${object.text}}` : JSON.stringify({ object }),
       key_id: byKey ? keyId : null,
       key_name: byKey ? keyName : null,
     };

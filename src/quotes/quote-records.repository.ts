@@ -1,5 +1,13 @@
-import { type Selectable, sql, type Updateable } from 'kysely';
-import type { Executor, QuoteLinesTable, QuoteStatus, QuotesTable } from '../db/database.ts';
+import {
+  CompiledQuery,
+  type ExpressionBuilder,
+  PostgresAdapter,
+  type Selectable,
+  sql,
+  type Updateable,
+} from 'kysely';
+import type { Database, Executor, QuoteLinesTable, QuoteStatus, QuotesTable } from '../db/database.ts';
+import { named } from '../db/named-statements.ts';
 import { searchPattern } from '../db/search-text.ts';
 
 export type QuoteRow = Selectable<QuotesTable>;
@@ -64,6 +72,46 @@ export async function findQuote(db: Executor, accountId: string, id: string): Pr
     .executeTakeFirst();
 }
 
+/** The texts of the stamp reads of a quote, by dialect and whether a key is confirmed with them. */
+const quoteStampTexts = new Map<string, string>();
+
+/**
+ * A quote's row version (null when the account has none of that id), and in the same statement whether the
+ * account's key `keyId` is still live (not asked when null). The statement starts from the key's row, so it answers
+ * when the quote is missing, and finds nothing for a key that is gone. Its text is made once per shape.
+ */
+export async function quoteStamp(
+  db: Executor,
+  accountId: string,
+  quoteId: string,
+  keyId: string | null,
+): Promise<{ rowVersion: number | null; keyLive: boolean }> {
+  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  const shape = `${postgres}\n${keyId !== null}`;
+  let text = quoteStampTexts.get(shape);
+  if (text === undefined) {
+    const p = (n: number) => (postgres ? `$${n}` : `?${n}`);
+    text =
+      keyId === null
+        ? `select "row_version" from "quotes" where "account_id" = ${p(1)} and "id" = ${p(2)}`
+        : `select "k"."revoked_at", "q"."row_version" from "api_keys" as "k" left join "quotes" as "q" ` +
+          `on "q"."account_id" = ${p(1)} and "q"."id" = ${p(2)} where "k"."account_id" = ${p(1)} and "k"."id" = ${p(3)}`;
+    if (postgres) text = named(text);
+    quoteStampTexts.set(shape, text);
+  }
+  const parameters = keyId === null ? [accountId, quoteId] : [accountId, quoteId, keyId];
+  const { rows } = await db.executeQuery(
+    CompiledQuery.raw(text, parameters) as CompiledQuery<{
+      revoked_at?: string | null;
+      row_version: number | null;
+    }>,
+  );
+  const [row] = rows;
+  const rowVersion =
+    row?.row_version === undefined || row.row_version === null ? null : Number(row.row_version);
+  return { rowVersion, keyLive: keyId === null || (row !== undefined && row.revoked_at === null) };
+}
+
 export interface QuoteMove {
   accountId: string;
   id: string;
@@ -71,8 +119,10 @@ export interface QuoteMove {
   from: readonly QuoteStatus[];
   /** The row versions If-Match allows; null for any. */
   expected: readonly number[] | null;
-  /** Only while the quote has not expired at this instant (accept, decline); or only once it has (none given). */
+  /** Only while the quote has not expired at this instant (finalize, accept, decline). */
   unexpiredAt?: string;
+  /** Only while the quote holds no violations (finalize). */
+  withoutViolations?: boolean;
   /** Sets expires_at where the row has none (finalize's default). */
   defaultExpiresAt?: string;
   changes: Updateable<QuotesTable>;
@@ -98,6 +148,7 @@ export async function moveQuote(tx: Executor, move: QuoteMove): Promise<QuoteRow
     .where('id', '=', move.id)
     .where('status', 'in', move.from);
   if (move.expected !== null) query = query.where('row_version', 'in', move.expected as number[]);
+  if (move.withoutViolations) query = query.where('violations_json', '=', '[]');
   if (move.unexpiredAt !== undefined) {
     const at = move.unexpiredAt;
     query = query.where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', at)]));
@@ -135,6 +186,40 @@ export async function supersedeEarlier(
     .where('number', '=', row.number)
     .where('version', '<', row.version)
     .where('status', 'in', ['open', 'declined'])
+    .returningAll()
+    .execute();
+}
+
+/**
+ * Marks up to `limit` open quotes, of any account, whose expiresAt is at or before `now` and whose expiry is not yet
+ * recorded, and answers them as marked. One compare-and-set: a quote another sweep marked first, or that moved
+ * meanwhile (accepted, canceled), is left out, so each expiry is answered to one sweep only.
+ */
+export async function markExpired(tx: Executor, now: string, limit: number): Promise<QuoteRow[]> {
+  // The status as a literal, as the partial index states it: SQLite uses that index only for a term it can match.
+  const unrecorded = (eb: ExpressionBuilder<Database, 'quotes'>) =>
+    eb.and([
+      eb('status', '=', sql.lit('open')),
+      eb('expires_at', '<=', now),
+      eb('expiry_recorded_at', 'is', null),
+    ]);
+  return tx
+    .updateTable('quotes')
+    .set((eb) => ({ expiry_recorded_at: now, updated_at: now, row_version: eb('row_version', '+', 1) }))
+    .where(unrecorded)
+    .where((eb) =>
+      eb(
+        eb.refTuple('account_id', 'id'),
+        'in',
+        eb
+          .selectFrom('quotes')
+          .select(['account_id', 'id'])
+          .where(unrecorded)
+          .orderBy('expires_at')
+          .limit(limit)
+          .$asTuple('account_id', 'id'),
+      ),
+    )
     .returningAll()
     .execute();
 }

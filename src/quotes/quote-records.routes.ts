@@ -1,7 +1,11 @@
+import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
+import type { StampedCache } from '../catalogue/stamped-cache.ts';
+import { preferredCoding, sentEncoded, sentPlain } from '../http/compression.ts';
 import { expectedVersions, IfMatchHeader, tagged, taggedWrite } from '../http/conditional.ts';
 import { tag } from '../http/openapi.ts';
 import { type Routes, serialized } from '../http/routes.ts';
+import { encodedOnce, minCompressedBytes } from '../shared/compression.ts';
 import { quoteDocumentModel } from './quote-document.ts';
 import { renderQuoteHtml } from './quote-html.ts';
 import {
@@ -20,10 +24,12 @@ import {
   deleteQuote,
   getQuoteJson,
   getQuoteRow,
+  type KeptQuote,
   listQuotes,
   patchQuote,
   pricedTransition,
   type QuoteCatalogues,
+  quoteAnswer,
   replaceQuote,
   reviseQuote,
   transition,
@@ -144,8 +150,15 @@ function prefersPdf(accept: string | undefined): boolean {
   return pdf.q > 0 && (pdf.q > html.q || (pdf.q === html.q && pdf.at < html.at));
 }
 
+/** `answers` keeps quotes' answers as read (null: each read is built from the row). */
+/** A quote's record, as the JSON text its write made of it. */
+function answered(reply: FastifyReply, text: string): SavedQuote {
+  reply.type('application/json; charset=utf-8');
+  return serialized<SavedQuote>(text);
+}
+
 export const quoteRecordsRoutes =
-  (catalogues: QuoteCatalogues): Routes =>
+  (catalogues: QuoteCatalogues, answers: StampedCache<KeptQuote> | null): Routes =>
   async (app) => {
     app.post(
       '/quotes',
@@ -161,8 +174,8 @@ export const quoteRecordsRoutes =
       },
       async (request, reply) => {
         const made = await createQuote(request.scope, { body: request.body, catalogues });
-        const saved = tagged(reply, made.value.id, made);
-        return reply.code(201).header('location', `/v1/quotes/${saved.id}`).send(saved);
+        reply.code(201).header('location', `/v1/quotes/${made.id}`);
+        return answered(reply, tagged(reply, made.id, made));
       },
     );
 
@@ -187,10 +200,14 @@ export const quoteRecordsRoutes =
     app.get(
       '/quotes/:quoteId',
       {
+        config: { keyConfirmedByRead: true },
         schema: {
           operationId: 'getQuote',
           summary: 'Read a saved quote',
-          description: 'An open quote is read from its own row, never from the catalogue.',
+          description:
+            'An open quote is read from its own row, never from the catalogue. The answer is kept, with its br and ' +
+            'gzip forms, for as long as the quote’s version (its ETag) stays the same and, for an open quote, ' +
+            'until it expires.',
           tags,
           params: QuotePath,
           response: { 200: Type.With(SavedQuote, { description: 'The quote' }) },
@@ -199,7 +216,21 @@ export const quoteRecordsRoutes =
       async (request, reply) => {
         const { quoteId } = request.params;
         reply.type('application/json; charset=utf-8');
-        return serialized<SavedQuote>(tagged(reply, quoteId, await getQuoteJson(request.scope, quoteId)));
+        if (answers === null) {
+          return serialized<SavedQuote>(tagged(reply, quoteId, await getQuoteJson(request.scope, quoteId)));
+        }
+        const { entry, key } = await quoteAnswer(request.scope, { quoteId, cache: answers });
+        reply.header('etag', entry.etag);
+        const coding =
+          entry.bytes < minCompressedBytes ? null : preferredCoding(request.headers['accept-encoding']);
+        if (coding === null) {
+          sentPlain(request, reply);
+          return serialized<SavedQuote>(Buffer.concat(entry.parts));
+        }
+        sentEncoded(request, reply, coding);
+        // Compressed once per kept answer, and counted against the cache's bound.
+        const sent = await encodedOnce(entry, coding, (made) => answers.grow(key, entry, made));
+        return serialized<SavedQuote>(Buffer.concat(sent));
       },
     );
 
@@ -224,9 +255,10 @@ export const quoteRecordsRoutes =
       },
       async (request, reply) => {
         const { quoteId } = request.params;
-        return taggedWrite(request, reply, quoteId, (expected) =>
+        const written = await taggedWrite(request, reply, quoteId, (expected) =>
           replaceQuote(request.scope, { quoteId, body: request.body, expected, catalogues }),
         );
+        return answered(reply, written);
       },
     );
 
@@ -248,9 +280,10 @@ export const quoteRecordsRoutes =
       },
       async (request, reply) => {
         const { quoteId } = request.params;
-        return taggedWrite(request, reply, quoteId, (expected) =>
+        const written = await taggedWrite(request, reply, quoteId, (expected) =>
           patchQuote(request.scope, { quoteId, body: request.body, expected, catalogues }),
         );
+        return answered(reply, written);
       },
     );
 
@@ -301,14 +334,14 @@ export const quoteRecordsRoutes =
           const input = { quoteId, expected, catalogues };
           if (action === 'revise') {
             const made = await reviseQuote(request.scope, input);
-            const saved = tagged(reply, made.value.id, made);
-            return reply.code(201).header('location', `/v1/quotes/${saved.id}`).send(saved);
+            reply.code(201).header('location', `/v1/quotes/${made.id}`);
+            return answered(reply, tagged(reply, made.id, made));
           }
           const done =
             action === 'submit' || action === 'reprice'
               ? await pricedTransition(request.scope, { ...input, action })
               : await transition(request.scope, { quoteId, expected, action });
-          return tagged(reply, quoteId, done);
+          return answered(reply, tagged(reply, quoteId, done));
         },
       );
     }

@@ -1,14 +1,16 @@
 import { parseHistory, submission, voidStanding } from '../approvals/quote-approvals.ts';
-import type { StampedCache } from '../catalogue/stamped-cache.ts';
+import type { Stamped, StampedCache } from '../catalogue/stamped-cache.ts';
 import type { Executor, QuoteStatus } from '../db/database.ts';
 import { StaleVersionError } from '../db/errors.ts';
 import type { ExpectedVersions, Versioned } from '../db/roots.ts';
 import { joinSearchTexts } from '../db/search-text.ts';
-import { type NewEvent, recordEvents } from '../events/outbox.ts';
+import { JsonText, type NewEvent, recordEvents } from '../events/outbox.ts';
 import { newId } from '../ids.ts';
 import { AppError, bodyItem, invalid, notFound, type ProblemItem } from '../problems.ts';
+import type { EncodedForms } from '../shared/compression.ts';
+import { versionTag } from '../shared/etags.ts';
 import { decodeNextKey, encodeNextKey } from '../shared/next-key.ts';
-import type { RequestScope } from '../shared/scope.ts';
+import { confirmScopeKey, type RequestScope } from '../shared/scope.ts';
 import { checkQuoteBody, type PricedQuote, priceSavedQuote } from './quote-pricing.ts';
 import {
   deleteDraft,
@@ -20,6 +22,7 @@ import {
   moveQuote,
   type QuoteLineRow,
   type QuoteRow,
+  quoteStamp,
   replaceQuoteLines,
   supersedeEarlier,
   takeQuoteNumber,
@@ -122,6 +125,19 @@ export function savedQuoteJson(row: QuoteRow, now: string): string {
 
 export const versioned = (row: QuoteRow, now: string): Versioned<SavedQuote> => ({
   value: toSavedQuote(row, now),
+  version: row.row_version,
+});
+
+/** A quote as written: its record as JSON text, its id and number, and its row version. */
+export interface WrittenQuote extends Versioned<string> {
+  id: string;
+  number: string;
+}
+
+const written = (row: QuoteRow, now: string): WrittenQuote => ({
+  id: row.id,
+  number: row.number,
+  value: savedQuoteJson(row, now),
   version: row.row_version,
 });
 
@@ -245,6 +261,28 @@ export async function explainMiss(
   );
 }
 
+/**
+ * Why a finalize found nothing to move, when the quote is the cause: 422 quote_invalid for its violations, or for
+ * an approved quote whose expiresAt has passed. Otherwise the caller explains the miss as any move's.
+ */
+async function explainUnfinalized(
+  db: Executor,
+  scope: RequestScope,
+  quoteId: string,
+  expected: ExpectedVersions,
+  now: string,
+): Promise<void> {
+  const row = await findQuote(db, scope.account.id, quoteId);
+  if (!row || (expected !== null && !expected.includes(row.row_version))) return;
+  const violations = JSON.parse(row.violations_json) as ProblemItem[];
+  if (violations.length > 0) throw invalid('quote_invalid', violations);
+  if (row.expires_at !== null && row.expires_at <= now && row.status === 'approved') {
+    throw invalid('quote_invalid', [
+      bodyItem('expired', '/expiresAt', `expiresAt ${row.expires_at} has passed: set a later one or none`),
+    ]);
+  }
+}
+
 /** Reads a quote for a write that prices it first: 404, or 412 when If-Match names another version. */
 export async function readForWrite(
   scope: RequestScope,
@@ -273,7 +311,7 @@ async function pricedWrite(
     parts: Omit<QuoteParts, 'approvals'>;
     events: NewEvent['type'][];
   }>,
-): Promise<Versioned<SavedQuote>> {
+): Promise<WrittenQuote> {
   const from = input.action === 'edit' ? editable : startsFrom[input.action];
   for (let attempt = 1; ; attempt++) {
     const read = await readForWrite(scope, input.quoteId, input.expected);
@@ -290,16 +328,14 @@ async function pricedWrite(
       });
       if (!row) return undefined;
       await replaceQuoteLines(tx, row.account_id, row.id, lineRows(row.account_id, row.id, parts.lines));
-      const object = toSavedQuote(row, row.updated_at, {
-        ...parts,
-        approvals: JSON.parse(row.approvals_json),
-      });
+      const answer = written(row, row.updated_at);
+      const object = new JsonText(answer.value);
       await recordEvents(
         scope,
         tx,
         events.map((type) => ({ type, object })),
       );
-      return { value: object, version: row.row_version };
+      return answer;
     });
     if (moved) return moved;
     if (attempt === PRICED_WRITE_TRIES) {
@@ -316,6 +352,7 @@ const unsubmitted = (now: string) => ({
   accepted_at: null,
   declined_at: null,
   canceled_at: null,
+  expiry_recorded_at: null,
   row_version: 1,
   created_at: now,
   updated_at: now,
@@ -326,56 +363,102 @@ async function insertNewQuote(
   scope: RequestScope,
   tx: Executor,
   row: QuoteRow,
-  parts: QuoteParts,
+  lines: SavedQuoteLine[],
   type: 'quote.created' | 'quote.revised',
-): Promise<Versioned<SavedQuote>> {
+): Promise<WrittenQuote> {
   await insertQuote(tx, row);
-  await insertQuoteLines(tx, lineRows(row.account_id, row.id, parts.lines));
-  const value = toSavedQuote(row, row.created_at, parts);
-  await recordEvents(scope, tx, [{ type, object: value }]);
-  return { value, version: row.row_version };
+  await insertQuoteLines(tx, lineRows(row.account_id, row.id, lines));
+  const answer = written(row, row.created_at);
+  await recordEvents(scope, tx, [{ type, object: new JsonText(answer.value) }]);
+  return answer;
 }
 
 export async function createQuote(
   scope: RequestScope,
   input: { body: QuoteBody; catalogues: QuoteCatalogues },
-): Promise<Versioned<SavedQuote>> {
+): Promise<WrittenQuote> {
   const { body } = input;
   const priced = refuseUnknownReferences(await price(scope, input.catalogues, body));
+  // Worked out before the transaction, which then holds the account's number (and the writer) only to write.
+  const header = wholeHeader(body);
+  const columns = pricedColumns(body, priced);
   return scope.db.transaction().execute(async (tx) => {
     const now = scope.now().toISOString();
     const accountId = scope.account.id;
-    const id = newId('quote');
     const number = await takeQuoteNumber(tx, accountId);
-    const header = wholeHeader(body);
     const row: QuoteRow = {
       account_id: accountId,
-      id,
+      id: newId('quote'),
       number,
       version: 1,
       status: 'draft',
       currency: body.currency,
       ...header,
-      ...pricedColumns(body, priced),
+      ...columns,
       approvals_json: '[]',
       search_text: searchText({ number, ...header }),
       ...unsubmitted(now),
     };
-    const parts = {
-      bundles: body.bundles,
-      lines: priced.lines,
-      violations: priced.violations,
-      approvals: [],
-    };
-    return insertNewQuote(scope, tx, row, parts, 'quote.created');
+    return insertNewQuote(scope, tx, row, priced.lines, 'quote.created');
   });
 }
 
 /** A quote as its JSON text, made from its row without parsing what the row holds as JSON. */
 export async function getQuoteJson(scope: RequestScope, quoteId: string): Promise<Versioned<string>> {
+  await confirmScopeKey(scope);
   const row = await findQuote(scope.db, scope.account.id, quoteId);
   if (!row) throw notFound('Quote', quoteId);
   return { value: savedQuoteJson(row, scope.now().toISOString()), version: row.row_version };
+}
+
+/** A quote's answer as kept: its bytes, its ETag, and its compressed forms once made. */
+export interface KeptQuote extends Stamped {
+  parts: Buffer[];
+  bytes: number;
+  etag: string;
+  encoded?: EncodedForms;
+}
+
+/**
+ * A quote's answer as bytes, tagged with its version, kept in `cache` by id while its row version is what it was,
+ * read again in one statement on every request (which also confirms an unconfirmed key, and is shared by the
+ * requests for the same quote that come in one turn), and, for an open quote, until it expires and reads as such.
+ * Every write moves the row version, through any instance, so a kept answer is never one the row has left.
+ */
+export async function quoteAnswer(
+  scope: RequestScope,
+  { quoteId, cache }: { quoteId: string; cache: StampedCache<KeptQuote> },
+): Promise<{ entry: KeptQuote; key: string }> {
+  const accountId = scope.account.id;
+  const keyId = scope.key?.id ?? null;
+  const { stamps, keyLive } = await cache.stampReads.read(
+    JSON.stringify([accountId, keyId, quoteId]),
+    async () => {
+      const read = await quoteStamp(scope.db, accountId, quoteId, keyId);
+      const stamps = new Map(read.rowVersion === null ? [] : [[quoteId, String(read.rowVersion)]]);
+      return { stamps, keyLive: read.keyLive };
+    },
+  );
+  scope.key?.confirm(keyLive);
+  if (stamps.size === 0) throw notFound('Quote', quoteId);
+  const now = scope.now().getTime();
+  const entryKey = `${accountId}\n${quoteId}`;
+  const entry = await cache.through(entryKey, stamps, now, async () => {
+    const row = await findQuote(scope.db, accountId, quoteId);
+    if (!row) throw notFound('Quote', quoteId);
+    const at = new Date(now).toISOString();
+    const bytes = Buffer.from(savedQuoteJson(row, at));
+    const expires = statusAt(row, at) === 'open' && row.expires_at !== null;
+    return {
+      parts: [bytes],
+      bytes: bytes.length,
+      etag: versionTag(quoteId, row.row_version),
+      stamps: new Map([[quoteId, String(row.row_version)]]),
+      validUntil: expires ? Date.parse(row.expires_at as string) : Number.POSITIVE_INFINITY,
+      weight: bytes.length,
+    };
+  });
+  return { entry, key: entryKey };
 }
 
 /** The stored quote row itself, for a reader that renders it (the document). */
@@ -438,7 +521,7 @@ function editQuote(
   header: Partial<QuoteRow>,
   requestOf: (row: QuoteRow) => PricedRequest,
   checked: (priced: PricedQuote) => PricedQuote = (priced) => priced,
-): Promise<Versioned<SavedQuote>> {
+): Promise<WrittenQuote> {
   return pricedWrite(scope, { ...input, action: 'edit' }, async (row) => {
     const request = requestOf(row);
     const priced = checked(await price(scope, input.catalogues, request));
@@ -460,7 +543,7 @@ function editQuote(
 export function replaceQuote(
   scope: RequestScope,
   input: { quoteId: string; body: QuoteBody; expected: ExpectedVersions; catalogues: QuoteCatalogues },
-): Promise<Versioned<SavedQuote>> {
+): Promise<WrittenQuote> {
   return editQuote(scope, input, wholeHeader(input.body), () => input.body, refuseUnknownReferences);
 }
 
@@ -468,7 +551,7 @@ export function replaceQuote(
 export function patchQuote(
   scope: RequestScope,
   input: { quoteId: string; body: QuotePatchBody; expected: ExpectedVersions; catalogues: QuoteCatalogues },
-): Promise<Versioned<SavedQuote>> {
+): Promise<WrittenQuote> {
   const header = headerColumns(input.body);
   return editQuote(scope, input, header, (row) => ({
     ...storedRequest(row),
@@ -486,7 +569,7 @@ export async function pricedTransition(
     expected: ExpectedVersions;
     catalogues: QuoteCatalogues;
   },
-): Promise<Versioned<SavedQuote>> {
+): Promise<WrittenQuote> {
   return pricedWrite(scope, input, async (row) => {
     const request = storedRequest(row);
     const priced = await price(scope, input.catalogues, request);
@@ -534,60 +617,57 @@ export async function transition(
     action: 'finalize' | 'accept' | 'decline' | 'cancel';
     expected: ExpectedVersions;
   },
-): Promise<Versioned<SavedQuote>> {
+): Promise<WrittenQuote> {
   const { quoteId, action, expected } = input;
   const nowDate = scope.now();
   const now = nowDate.toISOString();
   const from = startsFrom[action];
-  if (action === 'finalize') {
-    const row = await readForWrite(scope, quoteId, expected);
-    const violations = JSON.parse(row.violations_json) as ProblemItem[];
-    if (violations.length > 0) throw invalid('quote_invalid', violations);
-    if (row.expires_at !== null && row.expires_at <= now && row.status === 'approved') {
-      throw invalid('quote_invalid', [
-        bodyItem('expired', '/expiresAt', `expiresAt ${row.expires_at} has passed: set a later one or none`),
-      ]);
-    }
-  }
   return scope.db.transaction().execute(async (tx) => {
     const changes: Partial<QuoteRow> = { updated_at: now };
     let defaultExpiresAt: string | undefined;
-    const events: NewEvent['type'][] = [];
+    let event: NewEvent['type'];
     switch (action) {
       case 'finalize': {
         const validUntil = new Date(nowDate.getTime() + DEFAULT_VALIDITY_DAYS * 86_400_000).toISOString();
         Object.assign(changes, { status: 'open', finalized_at: now });
         defaultExpiresAt = validUntil;
-        events.push('quote.finalized');
+        event = 'quote.finalized';
         break;
       }
       case 'accept':
         Object.assign(changes, { status: 'accepted', accepted_at: now });
-        events.push('quote.accepted');
+        event = 'quote.accepted';
         break;
       case 'decline':
         Object.assign(changes, { status: 'declined', declined_at: now });
-        events.push('quote.declined');
+        event = 'quote.declined';
         break;
       case 'cancel':
         Object.assign(changes, { status: 'canceled', canceled_at: now });
-        events.push('quote.canceled');
+        event = 'quote.canceled';
         break;
     }
+    // Finalize moves only a quote without violations whose expiresAt, if any, is still to come.
     const row = await moveQuote(tx, {
       accountId: scope.account.id,
       id: quoteId,
       from,
       expected,
-      unexpiredAt: action === 'accept' || action === 'decline' ? now : undefined,
+      unexpiredAt: action === 'cancel' ? undefined : now,
+      withoutViolations: action === 'finalize',
       defaultExpiresAt,
       changes,
     });
-    if (!row) return explainMiss(tx, scope, quoteId, expected, action, from);
-    const written: NewEvent[] = [{ type: events[0] as NewEvent['type'], object: toSavedQuote(row, now) }];
-    if (action === 'finalize') {
+    if (!row) {
+      if (action === 'finalize') await explainUnfinalized(tx, scope, quoteId, expected, now);
+      return explainMiss(tx, scope, quoteId, expected, action, from);
+    }
+    const answer = written(row, now);
+    const events: NewEvent[] = [{ type: event, object: new JsonText(answer.value) }];
+    // A first version that is approved was never open, so no revision of it exists to supersede or to look at.
+    if (action === 'finalize' && row.version > 1) {
       for (const earlier of await supersedeEarlier(tx, row, now)) {
-        written.push({ type: 'quote.updated', object: toSavedQuote(earlier, now) });
+        events.push({ type: 'quote.updated', object: toSavedQuote(earlier, now) });
       }
       const accepted = await versionsOfNumber(tx, row, ['accepted']);
       if (accepted.length > 0) {
@@ -597,8 +677,8 @@ export async function transition(
         );
       }
     }
-    await recordEvents(scope, tx, written);
-    return versioned(row, now);
+    await recordEvents(scope, tx, events);
+    return answer;
   });
 }
 
@@ -609,7 +689,7 @@ export async function transition(
 export async function reviseQuote(
   scope: RequestScope,
   input: { quoteId: string; expected: ExpectedVersions; catalogues: QuoteCatalogues },
-): Promise<Versioned<SavedQuote>> {
+): Promise<WrittenQuote> {
   const { quoteId, expected } = input;
   const from = startsFrom.revise;
   const read = await readForWrite(scope, quoteId, expected);
@@ -651,13 +731,7 @@ export async function reviseQuote(
       approvals_json: old.approvals_json,
       ...unsubmitted(now),
     };
-    const parts = {
-      bundles: request.bundles,
-      lines: priced.lines,
-      violations: priced.violations,
-      approvals: JSON.parse(old.approvals_json),
-    };
-    return insertNewQuote(scope, tx, row, parts, 'quote.revised');
+    return insertNewQuote(scope, tx, row, priced.lines, 'quote.revised');
   });
 }
 

@@ -7,6 +7,7 @@ import { ConfigurePool } from './configure.pool.ts';
 import { ConfigureAnswer, ConfigureRequest } from './configure.schemas.ts';
 import { configureBundle } from './configure.service.ts';
 import { quoteRecordsRoutes } from './quote-records.routes.ts';
+import type { KeptQuote } from './quote-records.service.ts';
 import { quoteViolationCodes } from './quotes.engine.ts';
 import { Quote, QuoteRequest } from './quotes.schemas.ts';
 import { type CachedCatalogue, quote } from './quotes.service.ts';
@@ -34,7 +35,9 @@ export const quotesRoutes: Routes = async (app, options) => {
     maxSteps: config.configureMaxSteps,
   });
   app.addHook('onClose', () => pool.close());
-  await app.register(quoteRecordsRoutes({ cache }), options);
+  const answers = config.detailsCacheBytes > 0 ? new StampedCache<KeptQuote>(config.detailsCacheBytes) : null;
+  if (answers) metrics.watchCache('quotes', answers);
+  await app.register(quoteRecordsRoutes({ cache }, answers), options);
   app.post(
     '/quotes/price',
     {

@@ -475,7 +475,7 @@ export interface paths {
         };
         /**
          * Read a saved quote
-         * @description An open quote is read from its own row, never from the catalogue.
+         * @description An open quote is read from its own row, never from the catalogue. The answer is kept, with its br and gzip forms, for as long as the quote’s version (its ETag) stays the same and, for an open quote, until it expires.
          */
         get: operations["getQuote"];
         /**
@@ -759,7 +759,7 @@ export interface paths {
         };
         /**
          * List the account’s events, oldest first, or newest first with order=desc
-         * @description Every successful write records its events in its own transaction: a write that fails records none. Ids ascend in the order the writes committed, so a consumer that passes the last id it has seen as `after` never misses one. `order=desc` lists newest first instead (`after` then pages back in time). `types` keeps only the listed types (an unknown one is a 400). Events are kept 30 days (EVENTS_RETENTION_DAYS), then purged.
+         * @description Every successful write records its events in its own transaction: a write that fails records none. quote.expired is recorded, once per quote, by a sweep every instance runs every 30 s: an open quote reads as expired from its expiresAt on, and its event follows within that time. Ids ascend in the order the writes committed, so a consumer that passes the last id it has seen as `after` never misses one. `order=desc` lists newest first instead (`after` then pages back in time). `types` keeps only the listed types (an unknown one is a 400). Events are kept 30 days (EVENTS_RETENTION_DAYS), then purged.
          */
         get: operations["listEvents"];
         put?: never;

@@ -420,10 +420,9 @@ export interface KeptQuote extends Stamped {
 }
 
 /**
- * A quote's answer as bytes, tagged with its version, kept in `cache` by id while its row version is what it was,
- * read again in one statement on every request (which also confirms an unconfirmed key, and is shared by the
- * requests for the same quote that come in one turn), and, for an open quote, until it expires and reads as such.
- * Every write moves the row version, through any instance, so a kept answer is never one the row has left.
+ * A quote's answer as bytes, kept by id while its row version, read again in one statement per turn (confirming an
+ * unconfirmed key), is what it was, and an open quote has not expired: every write, through any instance, moves the
+ * version, so a kept answer is never one the row has left.
  */
 export async function quoteAnswer(
   scope: RequestScope,

@@ -11,10 +11,9 @@ function headerName(productId: string, properties: string): string {
 }
 
 /**
- * The bundles a quote names, with prices in its currency (in any when undefined: for a caller that prices
- * nothing) from price books live at `at`, through the catalogue's four queries and one for their active rules;
- * each option's current book comes with its state, which a quote reports (deleted, or not effective at `at`).
- * Bundles the account does not have are absent.
+ * The bundles a quote names (those the account has), with prices in its currency (any when undefined) from books
+ * live at `at`, and their active rules; each option's current book comes with its state (deleted, or not effective
+ * at `at`), which a quote reports.
  */
 export async function loadQuoteCatalogue(
   db: Executor,

@@ -57,11 +57,9 @@ export function requestedInstant(
 }
 
 /**
- * The catalogue of some bundles with prices in `currency` (none wanted when null), and the instant it is for. For
- * now it comes through `cache` while that still holds (the bundles' versions and the books' effective windows,
- * checked on every request, with the request's `key` when it is unconfirmed: throughStamps); for another instant
- * (`at`) it is loaded afresh. Loading waits its turn at `gate`, as building bundle details does. `kept` is the
- * cache's entry when the catalogue came through the cache, for what is worked out from it to be kept beside it.
+ * The catalogue of some bundles with prices in `currency` (none when null) and its instant: for now through `cache`
+ * while its stamps hold (throughStamps), for another `at` loaded afresh, waiting its turn at the gate. `kept` is the
+ * cache's entry, when it came through the cache, for what is worked out from it to be kept beside it.
  */
 export async function catalogueOf(
   scope: RequestScope,

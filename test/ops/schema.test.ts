@@ -14,11 +14,12 @@ interface Key {
 
 // Authentication finds a key by its hash before any account is known, and operators revoke by key id alone. Event
 // ids are ordered across accounts (each write's ids follow the newest of all), and retention purges the oldest of
-// all accounts.
+// all accounts. The expiry sweep finds the open quotes past their expiresAt across accounts, as retention does.
 const globalLookups = new Set([
   'api_keys api_keys_key_hash_uq',
   'api_keys api_keys_id_uq',
   'events events_id_idx',
+  'quotes quotes_unrecorded_expiry_idx',
 ]);
 const migratorTables = new Set(['kysely_migration', 'kysely_migration_lock']);
 

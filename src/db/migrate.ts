@@ -15,6 +15,7 @@ import * as quotes from './migrations/0013_quotes.ts';
 import * as approvals from './migrations/0014_approvals.ts';
 import * as eventKeys from './migrations/0015_event_keys.ts';
 import * as quoteExpiryEvents from './migrations/0016_quote_expiry_events.ts';
+import * as quoteLineUnitPriceFlag from './migrations/0017_quote_line_unit_price_flag.ts';
 
 // Listed in code, not read from a folder: the set is the same wherever the process starts from.
 export const migrations: Record<string, Migration> = {
@@ -34,6 +35,7 @@ export const migrations: Record<string, Migration> = {
   '0014_approvals': approvals,
   '0015_event_keys': eventKeys,
   '0016_quote_expiry_events': quoteExpiryEvents,
+  '0017_quote_line_unit_price_flag': quoteLineUnitPriceFlag,
 };
 
 /** Brings the schema up to date. The CLI, start-up and the tests all come through here. */

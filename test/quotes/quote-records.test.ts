@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { Kysely } from 'kysely';
+import * as quoteLineUnitPriceFlag from '../../src/db/migrations/0017_quote_line_unit_price_flag.ts';
 import { assertProblem, describeEachDatabase, type TestContext } from '../helpers/app.ts';
 import { ok, pricedBundle } from '../helpers/quotes.ts';
 
@@ -309,6 +311,33 @@ describeEachDatabase('quotes as records', (ctx) => {
     assert.ok(listed.quotes.some((x: Json) => x.id === q.id));
     assertProblem(await ctx.call('POST', `/v1/quotes/${q.id}/accept`), 409, 'invalid_transition');
     assert.equal(ok(await ctx.call('POST', `/v1/quotes/${q.id}/revise`), 201).version, 2);
+  });
+
+  test('a line saved before lines said whether a rep may set its unit price reads as not allowing it', async () => {
+    const { configuration } = await pricedBundle(ctx);
+    const body = {
+      currency: 'USD',
+      bundles: [configuration({ base: [{ productId: 'BASE-L', quantity: 1 }] })],
+    };
+    const saved = ok(await ctx.call('POST', '/v1/quotes', { body }), 201);
+    assert.equal(saved.lines[0].allowUnitPriceEditing, true);
+    const { lines_json } = await ctx.db
+      .selectFrom('quotes')
+      .select('lines_json')
+      .where('id', '=', saved.id)
+      .executeTakeFirstOrThrow();
+    const before = (JSON.parse(lines_json) as Json[]).map(({ allowUnitPriceEditing: _, ...line }) => line);
+    await ctx.db
+      .updateTable('quotes')
+      .set({ lines_json: JSON.stringify(before), version: saved.version + 1 })
+      .where('id', '=', saved.id)
+      .execute();
+    await quoteLineUnitPriceFlag.up(ctx.db as Kysely<unknown>);
+    const read = ok(await ctx.call('GET', `/v1/quotes/${saved.id}`), 200);
+    assert.deepEqual(
+      read.lines.map((line: Json) => line.allowUnitPriceEditing),
+      [false],
+    );
   });
 
   test('bad input: 400 with pointers for single fields, 404 across accounts, 403 for read-only keys', async () => {

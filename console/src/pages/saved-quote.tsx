@@ -256,7 +256,8 @@ export function SavedQuotePage({ quoteId, session }: { quoteId: string; session:
                 Unit
               </th>
               <th scope="col" class="num">
-                Discount
+                <span class="wide-only">Discount</span>
+                <span class="phone-only">Disc.</span>
               </th>
               <th scope="col" class="num">
                 Total

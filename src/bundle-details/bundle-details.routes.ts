@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
 import { StampedCache } from '../catalogue/stamped-cache.ts';
-import { preferredCoding, sentEncoded, sentPlain } from '../http/compression.ts';
+import { codedParts } from '../http/compression.ts';
 import { tag } from '../http/openapi.ts';
 import { type Routes, serialized } from '../http/routes.ts';
-import { compressParts, encodedOnce, minCompressedBytes } from '../shared/compression.ts';
+import { compressParts, encodedOnce } from '../shared/compression.ts';
 import { BundleDetailsQuery, BundleDetailsResponse } from './bundle-details.schemas.ts';
 import { bundleDetailsBytes } from './bundle-details.service.ts';
 import { type CachedDetails, partsStream } from './details-answer.ts';
@@ -49,22 +49,17 @@ export const bundleDetailsRoutes: Routes = async (app, { config, metrics }) => {
         cache,
       });
       reply.header('etag', etag).type('application/json; charset=utf-8');
-      const coding = bytes < minCompressedBytes ? null : preferredCoding(request.headers['accept-encoding']);
-      let sent = parts;
-      if (coding === null) sentPlain(request, reply);
-      else {
-        sentEncoded(request, reply, coding);
-        // A kept answer's compressed forms are kept beside it; another's is compressed for this request alone.
-        sent =
-          kept === null || cache === null
-            ? await compressParts(parts, coding, 'each')
-            : await encodedOnce(kept.entry, coding, (made) => cache.grow(kept.key, kept.entry, made));
-      }
+      // A kept answer's compressed forms are kept beside it; another's is compressed for this request alone.
+      const sent = await codedParts(request, reply, { parts, bytes }, (coding) =>
+        kept === null || cache === null
+          ? compressParts(parts, coding, 'each')
+          : encodedOnce(kept.entry, coding, (made) => cache.grow(kept.key, kept.entry, made)),
+      );
       const [body] = sent;
       if (sent.length === 1 && body) return serialized(body);
       reply.header(
         'content-length',
-        coding === null ? bytes : sent.reduce((sum, part) => sum + part.byteLength, 0),
+        sent.reduce((sum, part) => sum + part.byteLength, 0),
       );
       return serialized(partsStream(sent));
     },

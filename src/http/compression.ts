@@ -66,16 +66,35 @@ function varyOnEncoding(reply: FastifyReply): void {
 }
 
 /** A route that sends bytes it encoded itself (a cached answer's compressed form) says so here. */
-export function sentEncoded(request: FastifyRequest, reply: FastifyReply, coding: Coding): void {
+function sentEncoded(request: FastifyRequest, reply: FastifyReply, coding: Coding): void {
   request.chosenCoding = coding;
   varyOnEncoding(reply);
   reply.header('content-encoding', coding);
 }
 
 /** A route that sends its answer plain as a stream (not compressed by the response hook) says so here. */
-export function sentPlain(request: FastifyRequest, reply: FastifyReply): void {
+function sentPlain(request: FastifyRequest, reply: FastifyReply): void {
   request.chosenCoding = null;
   varyOnEncoding(reply);
+}
+
+/**
+ * An answer already serialized, in the coding `request` prefers: its own parts when plain (small, or the client
+ * takes neither), else the parts `encode` gives in that coding (a kept answer's forms made once, say).
+ */
+export async function codedParts(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  answer: { parts: Buffer[]; bytes: number },
+  encode: (coding: Coding) => Promise<Buffer[]>,
+): Promise<Buffer[]> {
+  const coding = codingFor(request, answer.bytes);
+  if (coding === null) {
+    sentPlain(request, reply);
+    return answer.parts;
+  }
+  sentEncoded(request, reply, coding);
+  return encode(coding);
 }
 
 /**

@@ -1,11 +1,11 @@
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import type { StampedCache } from '../catalogue/stamped-cache.ts';
-import { preferredCoding, sentEncoded, sentPlain } from '../http/compression.ts';
+import { codedParts } from '../http/compression.ts';
 import { expectedVersions, IfMatchHeader, tagged, taggedWrite } from '../http/conditional.ts';
 import { tag } from '../http/openapi.ts';
 import { type Routes, serialized } from '../http/routes.ts';
-import { encodedOnce, minCompressedBytes } from '../shared/compression.ts';
+import { encodedOnce } from '../shared/compression.ts';
 import { quoteDocumentModel } from './quote-document.ts';
 import { renderQuoteHtml } from './quote-html.ts';
 import {
@@ -150,13 +150,13 @@ function prefersPdf(accept: string | undefined): boolean {
   return pdf.q > 0 && (pdf.q > html.q || (pdf.q === html.q && pdf.at < html.at));
 }
 
-/** `answers` keeps quotes' answers as read (null: each read is built from the row). */
 /** A quote's record, as the JSON text its write made of it. */
 function answered(reply: FastifyReply, text: string): SavedQuote {
   reply.type('application/json; charset=utf-8');
   return serialized<SavedQuote>(text);
 }
 
+/** `answers` keeps quotes' answers as read (null: each read is built from the row). */
 export const quoteRecordsRoutes =
   (catalogues: QuoteCatalogues, answers: StampedCache<KeptQuote> | null): Routes =>
   async (app) => {
@@ -221,15 +221,10 @@ export const quoteRecordsRoutes =
         }
         const { entry, key } = await quoteAnswer(request.scope, { quoteId, cache: answers });
         reply.header('etag', entry.etag);
-        const coding =
-          entry.bytes < minCompressedBytes ? null : preferredCoding(request.headers['accept-encoding']);
-        if (coding === null) {
-          sentPlain(request, reply);
-          return serialized<SavedQuote>(Buffer.concat(entry.parts));
-        }
-        sentEncoded(request, reply, coding);
         // Compressed once per kept answer, and counted against the cache's bound.
-        const sent = await encodedOnce(entry, coding, (made) => answers.grow(key, entry, made));
+        const sent = await codedParts(request, reply, entry, (coding) =>
+          encodedOnce(entry, coding, (made) => answers.grow(key, entry, made)),
+        );
         return serialized<SavedQuote>(Buffer.concat(sent));
       },
     );

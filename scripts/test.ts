@@ -74,9 +74,9 @@ if (required.length > 0) {
 }
 if (absent.length > 0) console.error(banner('These tests are SKIPPED: the run below is not a full run.'));
 
-// Files that measure latency beside a load of their own: run after the rest, alone, so that the CPU of the files
-// running beside them (browsers, fuzzing) does not land in their figures.
-const alone = ['test/quotes/configure-bounded.test.ts'];
+// Files that measure latency or a thread's start against a budget: run after the rest, alone, so that the CPU of
+// the files running beside them (browsers, fuzzing) does not land in their figures.
+const alone = ['test/quotes/configure-bounded.test.ts', 'test/quotes/configure-pool.test.ts'];
 const asked = process.argv.slice(2);
 const phases: { files: string[]; concurrency: number }[] =
   asked.length > 0

@@ -2,11 +2,11 @@ import { Type } from 'typebox';
 import { StampedCache } from '../catalogue/stamped-cache.ts';
 import { codedParts } from '../http/compression.ts';
 import { tag } from '../http/openapi.ts';
-import { type Routes, serialized } from '../http/routes.ts';
+import { partsPayload, type Routes } from '../http/routes.ts';
 import { compressParts, encodedOnce } from '../shared/compression.ts';
 import { BundleDetailsQuery, BundleDetailsResponse } from './bundle-details.schemas.ts';
 import { bundleDetailsBytes } from './bundle-details.service.ts';
-import { type CachedDetails, partsStream } from './details-answer.ts';
+import type { CachedDetails } from './details-answer.ts';
 
 export const bundleDetailsRoutes: Routes = async (app, { config, metrics }) => {
   // One per instance; each stays correct alone, as it checks every answer against the database.
@@ -55,13 +55,7 @@ export const bundleDetailsRoutes: Routes = async (app, { config, metrics }) => {
           ? compressParts(parts, coding, 'each')
           : encodedOnce(kept.entry, coding, (made) => cache.grow(kept.key, kept.entry, made)),
       );
-      const [body] = sent;
-      if (sent.length === 1 && body) return serialized(body);
-      reply.header(
-        'content-length',
-        sent.reduce((sum, part) => sum + part.byteLength, 0),
-      );
-      return serialized(partsStream(sent));
+      return partsPayload(reply, sent);
     },
   );
 };

@@ -1,4 +1,3 @@
-import { Readable } from 'node:stream';
 import type { Stamped } from '../catalogue/stamped-cache.ts';
 import type { EncodedForms } from '../shared/compression.ts';
 import { partsTagger } from '../shared/etags.ts';
@@ -63,18 +62,4 @@ function joinedWhenSmall(parts: Buffer[], bytes: number): Pick<WrittenAnswer, 'p
     parts: parts.length > 1 && bytes <= JOINED_BYTES ? [Buffer.concat(parts, bytes)] : parts,
     bytes,
   };
-}
-
-/**
- * The parts as a stream to send, rather than copied into one buffer. The stream holds each part until it is read:
- * an answer built for this request lets it go then, a kept one stays in the cache.
- */
-export function partsStream(parts: readonly Buffer[]): Readable {
-  const left = [...parts];
-  return Readable.from(
-    (function* () {
-      for (let part = left.shift(); part !== undefined; part = left.shift()) yield part;
-    })(),
-    { objectMode: false },
-  );
 }

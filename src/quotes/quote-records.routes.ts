@@ -4,7 +4,7 @@ import type { StampedCache } from '../catalogue/stamped-cache.ts';
 import { codedParts } from '../http/compression.ts';
 import { expectedVersions, IfMatchHeader, tagged, taggedWrite } from '../http/conditional.ts';
 import { tag } from '../http/openapi.ts';
-import { type Routes, serialized } from '../http/routes.ts';
+import { partsPayload, type Routes, serialized } from '../http/routes.ts';
 import { encodedOnce } from '../shared/compression.ts';
 import { quoteDocumentModel } from './quote-document.ts';
 import { renderQuoteHtml } from './quote-html.ts';
@@ -225,7 +225,7 @@ export const quoteRecordsRoutes =
         const sent = await codedParts(request, reply, entry, (coding) =>
           encodedOnce(entry, coding, (made) => answers.grow(key, entry, made)),
         );
-        return serialized<SavedQuote>(Buffer.concat(sent));
+        return partsPayload<SavedQuote>(reply, sent);
       },
     );
 

@@ -40,8 +40,9 @@ let workerFile: Promise<string> | null = null;
  */
 function builtWorker(): Promise<string> {
   workerFile ??= (async () => {
-    // Loaded here, not at the top: a service that never configures never starts esbuild.
-    const { build } = await import('esbuild');
+    // Loaded here, not at the top: a service that never configures never starts esbuild. Its service process is
+    // stopped once the file is built, or it would stay resident beside ours for the process's life.
+    const { build, stop } = await import('esbuild');
     const result = await build({
       entryPoints: [fileURLToPath(new URL('../rules/configure.worker.ts', import.meta.url))],
       bundle: true,
@@ -52,7 +53,7 @@ function builtWorker(): Promise<string> {
       legalComments: 'none',
       logLevel: 'silent',
       write: false,
-    });
+    }).finally(stop);
     const [output] = result.outputFiles;
     if (output === undefined) throw new Error('the configure worker build made nothing');
     const dir = mkdtempSync(join(tmpdir(), 'cpq-configure-'));

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import type { Worker } from 'node:worker_threads';
 import { ConfigurePool } from '../../src/quotes/configure.pool.ts';
@@ -38,7 +39,16 @@ function slowToCompile(size: number): string {
   });
 }
 
-test('a thread still busy at 2.5 budgets is terminated, and the next search is answered by a new thread', async () => {
+/** The commands of this process's child processes. */
+function childCommands(): string[] {
+  const children = readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8');
+  return children
+    .split(' ')
+    .filter(Boolean)
+    .map((pid) => readFileSync(`/proc/${pid}/comm`, 'utf8').trim());
+}
+
+test('a search in a thread leaves no esbuild process; a thread still busy at 2.5 budgets is terminated, and the next search is answered by a new thread', async () => {
   const threads: { worker: Worker; exited: Promise<number> }[] = [];
   const watch = (message: unknown) => {
     const { worker } = message as { worker: Worker };
@@ -61,6 +71,7 @@ test('a thread still busy at 2.5 budgets is terminated, and the next search is a
   try {
     assert.deepEqual(await search('medium', medium, mediumModel), { configured: expected });
     assert.equal(threads.length, 1, 'a search past the event loop’s moment is run in a thread');
+    assert.deepEqual(childCommands(), [], 'esbuild, which built the thread’s code, is not left running');
 
     const started = performance.now();
     assert.deepEqual(await search('hard', hard, hardModel), { refused: 'wait' });

@@ -240,6 +240,17 @@ export async function scenariosFor(
       check: (body) => body.lines.length === quoteLines,
     },
     {
+      name: 'quote-30-lines-compressed',
+      title:
+        'The same with Accept-Encoding: gzip, deflate, br (as fetch and browsers send; compressed for each answer)',
+      path: '/v1/quotes/price',
+      method: 'POST',
+      body: quoteBody(large, quoteLines),
+      headers: { 'accept-encoding': 'gzip, deflate, br' },
+      encoding: 'br',
+      check: (body) => body.lines.length === quoteLines,
+    },
+    {
       name: 'priced-products-search',
       title: 'GET /v1/pricebooks/{id}/pricedProducts?q=enterprise, large option',
       path: `/v1/pricebooks/${searched.priceBookId}/pricedProducts?q=enterprise`,

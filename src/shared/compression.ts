@@ -25,10 +25,21 @@ function brotliOptions(effort: Effort, sizeHint = 0): zlib.BrotliOptions {
   };
 }
 
-/** The bytes in `coding`, compressed on libuv's thread pool, off the event loop. */
-export function compress(bytes: Buffer | string, coding: Coding, effort: Effort): Promise<Buffer> {
-  if (coding === 'gzip') return gzip(bytes, { level: levels[effort].gzip });
-  return brotli(bytes, brotliOptions(effort, Buffer.byteLength(bytes)));
+/**
+ * Answers smaller than this are compressed at once on the event loop: a hand-off to libuv's thread pool costs
+ * several times the CPU of compressing them, and this many bytes hold the loop a fraction of a millisecond.
+ */
+const pooledFromBytes = 32 * 1024;
+
+/** The bytes in `coding`: a small answer at once, a larger one on libuv's thread pool, off the event loop. */
+export async function compress(bytes: Buffer | string, coding: Coding, effort: Effort): Promise<Buffer> {
+  const size = Buffer.byteLength(bytes);
+  if (coding === 'gzip') {
+    const options = { level: levels[effort].gzip };
+    return size < pooledFromBytes ? zlib.gzipSync(bytes, options) : gzip(bytes, options);
+  }
+  const options = brotliOptions(effort, size);
+  return size < pooledFromBytes ? zlib.brotliCompressSync(bytes, options) : brotli(bytes, options);
 }
 
 /** A stream that compresses into `coding` what is written to it, on libuv's thread pool, as it comes. */

@@ -274,7 +274,12 @@ async function compareDialect(dialect: Dialect, baseDir: string, headDir: string
 
 function targetOf(service: ServiceUnderTest, scenario: Scenario, key: string) {
   const { method, body } = scenario;
-  return { url: `${service.baseUrl}${scenario.path}`, method, body, headers: { 'x-api-key': key } };
+  return {
+    url: `${service.baseUrl}${scenario.path}`,
+    method,
+    body,
+    headers: { 'x-api-key': key, ...scenario.headers },
+  };
 }
 
 const baseSide = checkout(args.base);

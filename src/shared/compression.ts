@@ -26,20 +26,21 @@ function brotliOptions(effort: Effort, sizeHint = 0): zlib.BrotliOptions {
 }
 
 /**
- * Answers smaller than this are compressed at once on the event loop: a hand-off to libuv's thread pool costs
- * several times the CPU of compressing them, and this many bytes hold the loop a fraction of a millisecond.
+ * An answer compressed for its request (`each`) under this size is compressed at once on the event loop: handing it
+ * to libuv's thread pool costs several times the CPU of compressing it, which holds the loop under a millisecond.
  */
 const pooledFromBytes = 32 * 1024;
 
-/** The bytes in `coding`: a small answer at once, a larger one on libuv's thread pool, off the event loop. */
+/** The bytes in `coding`: a small answer for its request at once, anything else on libuv's thread pool. */
 export async function compress(bytes: Buffer | string, coding: Coding, effort: Effort): Promise<Buffer> {
   const size = Buffer.byteLength(bytes);
+  const atOnce = effort === 'each' && size < pooledFromBytes;
   if (coding === 'gzip') {
     const options = { level: levels[effort].gzip };
-    return size < pooledFromBytes ? zlib.gzipSync(bytes, options) : gzip(bytes, options);
+    return atOnce ? zlib.gzipSync(bytes, options) : gzip(bytes, options);
   }
   const options = brotliOptions(effort, size);
-  return size < pooledFromBytes ? zlib.brotliCompressSync(bytes, options) : brotli(bytes, options);
+  return atOnce ? zlib.brotliCompressSync(bytes, options) : brotli(bytes, options);
 }
 
 /** A stream that compresses into `coding` what is written to it, on libuv's thread pool, as it comes. */

@@ -1,4 +1,4 @@
-import { randomFillSync } from 'node:crypto';
+import { randomFillSync, randomInt } from 'node:crypto';
 
 // Crockford base32: URL-safe, case-insensitive to read, and lexical order equals time order.
 const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
@@ -101,23 +101,28 @@ export function newId(kind: IdKind): string {
   return `${idPrefixes[kind]}_${idChars.toString('latin1')}`;
 }
 
-/** The next id in sort order after `id`: its last character incremented, carrying. */
+/** The largest step successor takes: 2^32, small beside the 2^80 of a random part. */
+const MAX_STEP = 2 ** 32;
+
+/**
+ * An id after `id` in sort order: its random part raised by a random step, so ids that two writers make after the
+ * same id (each in its own transaction) differ.
+ */
 function successor(id: string): string {
-  const chars = id.split('');
-  for (let i = chars.length - 1; i > 0 && chars[i] !== '_'; i--) {
-    const digit = ALPHABET.indexOf(chars[i] as string);
-    if (digit < 31) {
-      chars[i] = ALPHABET[digit + 1] as string;
-      return chars.join('');
-    }
-    chars[i] = '0';
-  }
-  throw new Error(`no id follows ${id}`);
+  const cut = id.length - RANDOM_CHARS;
+  let random = 0n;
+  for (const char of id.slice(cut)) random = random * 32n + BigInt(ALPHABET.indexOf(char));
+  random += 1n + BigInt(randomInt(MAX_STEP));
+  if (random >= 32n ** BigInt(RANDOM_CHARS)) throw new Error(`no id follows ${id}`);
+  const chars = Array.from({ length: RANDOM_CHARS }, (_, i) =>
+    ALPHABET.charAt(Number((random >> BigInt(5 * (RANDOM_CHARS - 1 - i))) & 31n)),
+  );
+  return `${id.slice(0, cut)}${chars.join('')}`;
 }
 
 /**
- * A new id that sorts after `previous` even when another process's clock is ahead of ours, so ids handed out in
- * turn (under a lock) ascend in that turn's order.
+ * A new id that sorts after `previous` (the newest a writer can see) even when another process's clock is ahead of
+ * ours: what readers have seen, a writer's ids follow.
  */
 export function newIdAfter(kind: IdKind, previous: string | undefined): string {
   const id = newId(kind);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { firstIdAt, newId } from '../../src/ids.ts';
+import { firstIdAt, newId, newIdAfter } from '../../src/ids.ts';
 
 test('ids made one after another are distinct and sort in the order they were made, across many refills of the random pool', () => {
   // 4096 bytes of pool make ~400 draws; 20,000 ids span several milliseconds and many refills.
@@ -33,5 +33,22 @@ test('the first ten characters after the prefix are the millisecond the id was m
       `${id}: ${time} not in ${before}..${after}`,
     );
     assert.equal(firstIdAt('bundle', time), `${id.slice(0, 14)}${'0'.repeat(16)}`);
+  }
+});
+
+test('ids made after the newest id of a clock ahead of ours follow it in its millisecond, and differ', () => {
+  // Writers recording events at once may each start from the same newest id (src/events/events.repository.ts).
+  const ahead = `evt_${'Z'.repeat(10)}${'Y'.repeat(16)}`;
+  const ids = Array.from({ length: 1000 }, () => newIdAfter('event', ahead));
+  assert.equal(new Set(ids).size, ids.length);
+  for (const id of ids) {
+    assert.ok(id > ahead && id.startsWith(ahead.slice(0, 14)), id);
+    assert.match(id, /^evt_[0-9A-HJKMNP-TV-Z]{26}$/);
+  }
+  let previous: string | undefined;
+  for (let i = 0; i < 100; i++) {
+    const id = newIdAfter('event', previous ?? ahead);
+    assert.ok(previous === undefined || id > previous, `${id} after ${previous}`);
+    previous = id;
   }
 });

@@ -3,21 +3,39 @@ import type { EventsTable, Executor } from '../db/database.ts';
 
 export type EventRow = Selectable<EventsTable>;
 
-// Any constant names the lock; this one spells "evts".
+// The class of the account's event lock (its second key is the account's hash); this constant spells "evts".
 const eventOrderLock = 0x65767473;
 
+const onPostgres = (db: Executor) => db.getExecutor().adapter instanceof PostgresAdapter;
+
 /**
- * Makes the writers recording events take turns until they commit (PostgreSQL; SQLite runs one write at a time),
- * and answers the newest id: ids then ascend in commit order, so a reader who has seen an id has seen every smaller
- * one. Taken last in a write, after its row locks, so a writer holding it waits on nobody.
+ * A writer's turn to record the account's events: answers the account's newest event id, for the new ones to follow.
+ * On PostgreSQL writers hold the account's event lock shared until they commit, so they never wait on each other, and
+ * readers of the order take it whole (awaitEventWriters). SQLite runs one write at a time. Taken last in a write.
  */
-export async function takeEventTurn(tx: Executor): Promise<string | undefined> {
-  if (tx.getExecutor().adapter instanceof PostgresAdapter) {
-    await sql`select pg_advisory_xact_lock(${eventOrderLock})`.execute(tx);
+export async function takeEventTurn(tx: Executor, accountId: string): Promise<string | undefined> {
+  if (onPostgres(tx)) {
+    await sql`select pg_advisory_xact_lock_shared(${eventOrderLock}, hashtext(${accountId}))`.execute(tx);
   }
-  // Across accounts by design: the order is global.
-  const last = await tx.selectFrom('events').select('id').orderBy('id', 'desc').limit(1).executeTakeFirst();
+  const last = await tx
+    .selectFrom('events')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
   return last?.id;
+}
+
+/**
+ * Waits until no write recording the account's events is in flight, and holds new ones off until `tx` ends
+ * (PostgreSQL): the account's events read after it have no gap that a later commit could fill with a smaller id.
+ * Taken after the transaction's row locks, as writers take their turn.
+ */
+export async function awaitEventWriters(tx: Executor, accountId: string): Promise<void> {
+  if (onPostgres(tx)) {
+    await sql`select pg_advisory_xact_lock(${eventOrderLock}, hashtext(${accountId}))`.execute(tx);
+  }
 }
 
 export async function insertEvents(tx: Executor, rows: EventRow[]): Promise<void> {

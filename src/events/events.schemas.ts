@@ -95,7 +95,7 @@ export const EventListQuery = Type.Object(
       Type.Union([Type.Literal('asc'), Type.Literal('desc')], {
         default: 'asc',
         description:
-          '`asc` (the default) lists oldest first, in commit order, to follow the feed; `desc` newest first, to read ' +
+          '`asc` (the default) lists oldest first, to follow the feed: no event committed later sorts before one listed; `desc` newest first, to read ' +
           'what changed lately',
       }),
     ),

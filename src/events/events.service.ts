@@ -3,7 +3,13 @@ import { firstIdAt } from '../ids.ts';
 import { invalid, notFound } from '../problems.ts';
 import { repeatEvery } from '../shared/repeat.ts';
 import type { RequestScope } from '../shared/scope.ts';
-import { type EventRow, findEvent, listEventsAfter, purgeEventsBefore } from './events.repository.ts';
+import {
+  awaitEventWriters,
+  type EventRow,
+  findEvent,
+  listEventsAfter,
+  purgeEventsBefore,
+} from './events.repository.ts';
 import { type Event, type EventListQuery, type EventType, eventTypes } from './events.schemas.ts';
 
 export function toEvent(row: EventRow): Event {
@@ -45,12 +51,19 @@ export async function listEvents(
   const { db } = scope;
   const accountId = scope.account.id;
   const limit = query.limit ?? 25;
-  const rows = await listEventsAfter(db, accountId, {
-    afterId: query.after ?? null,
-    types: parseTypes(query.types),
-    newestFirst: query.order === 'desc',
-    limit: limit + 1,
-  });
+  const types = parseTypes(query.types);
+  const rows = await db
+    .transaction()
+    .setAccessMode('read only')
+    .execute(async (tx) => {
+      await awaitEventWriters(tx, accountId);
+      return listEventsAfter(tx, accountId, {
+        afterId: query.after ?? null,
+        types,
+        newestFirst: query.order === 'desc',
+        limit: limit + 1,
+      });
+    });
   const page = rows.slice(0, limit);
   const events = page.map(toEvent);
   const last = page.at(-1);

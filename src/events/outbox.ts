@@ -23,7 +23,7 @@ export interface NewEvent {
  */
 export async function recordEvents(scope: RequestScope, tx: Executor, events: NewEvent[]): Promise<void> {
   if (events.length === 0) return;
-  let previous = await takeEventTurn(tx);
+  let previous = await takeEventTurn(tx, scope.account.id);
   const createdAt = scope.now().toISOString();
   const { keyId, keyName } = scope.account;
   const byKey = keyId !== OUTSIDE_HTTP_KEY_ID;

@@ -8,7 +8,7 @@ import { toSavedQuote } from './quote-records.service.ts';
 /** How often each instance looks for open quotes that have expired since. */
 export const EXPIRY_SWEEP_MS = 30_000;
 
-/** Quotes marked per transaction: short ones, that hold the event order's turn briefly. */
+/** Quotes marked per transaction: short ones, that keep a read of the feed waiting briefly. */
 export const EXPIRY_BATCH = 200;
 
 /**

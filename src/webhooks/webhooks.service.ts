@@ -1,7 +1,7 @@
 import type { Config } from '../config.ts';
 import type { Db, Executor } from '../db/database.ts';
 import { type ExpectedVersions, lockRoot, type Versioned } from '../db/roots.ts';
-import { newestEventId } from '../events/events.repository.ts';
+import { awaitEventWriters, newestEventId } from '../events/events.repository.ts';
 import { newId } from '../ids.ts';
 import { AppError, bodyItem, invalid, notFound, type ProblemItem, throwIfProblems } from '../problems.ts';
 import { decodeNextKey, encodeNextKey } from '../shared/next-key.ts';
@@ -133,6 +133,7 @@ export async function createEndpoint(
     const now = scope.now().toISOString();
     const id = newId('webhookEndpoint');
     const secret = newSecret();
+    await awaitEventWriters(tx, accountId);
     const row: EndpointRow = {
       account_id: accountId,
       id,
@@ -145,7 +146,7 @@ export async function createEndpoint(
       previous_secret: null,
       previous_secret_expires_at: null,
       failing_since: null,
-      // Events recorded from now on: every one committed later has a greater id (events.repository.ts).
+      // Events recorded from now on: with no write in flight, every one committed later has a greater id.
       last_event_id: await newestEventId(tx, accountId),
       version: 1,
       created_at: now,
@@ -204,6 +205,7 @@ export async function patchEndpoint(
     const wasEnabled = Boolean(current.is_enabled);
     const enabling = body.isEnabled === true && !wasEnabled;
     const disabling = body.isEnabled === false && wasEnabled;
+    if (enabling) await awaitEventWriters(tx, accountId);
     const row = await updateEndpoint(tx, accountId, id, {
       url: body.url ?? current.url,
       event_types: body.eventTypes ? JSON.stringify(body.eventTypes) : current.event_types,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/database.ts';
-import { type EventRow, eventIdsAfter, findEvents } from '../events/events.repository.ts';
+import { awaitEventWriters, type EventRow, eventIdsAfter, findEvents } from '../events/events.repository.ts';
 import { toEvent } from '../events/events.service.ts';
 import { recordEvent } from '../events/outbox.ts';
 import { scopeOutsideHttp } from '../shared/scope.ts';
@@ -126,6 +126,7 @@ export function webhookWorker(options: WorkerOptions): WebhookWorker {
     return db.transaction().execute(async (tx) => {
       const row = await lockEndpointForFanOut(tx, endpoint.account_id, endpoint.id);
       if (!row) return { made: 0, full: false };
+      await awaitEventWriters(tx, row.account_id);
       const ids = await eventIdsAfter(tx, row.account_id, row.last_event_id, FAN_OUT_BATCH);
       const upto = ids.at(-1);
       if (upto === undefined) return { made: 0, full: false };

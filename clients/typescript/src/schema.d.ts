@@ -11384,7 +11384,7 @@ export interface operations {
             query?: {
                 /** @description The last event id already seen; the page starts after it, in the order asked for */
                 after?: string;
-                /** @description `asc` (the default) lists oldest first, in commit order, to follow the feed; `desc` newest first, to read what changed lately */
+                /** @description `asc` (the default) lists oldest first, to follow the feed: no event committed later sorts before one listed; `desc` newest first, to read what changed lately */
                 order?: "asc" | "desc";
                 /** @description Comma-separated event types; only these are listed */
                 types?: string;

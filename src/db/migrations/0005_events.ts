@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
-// The outbox: every write inserts its events in its own transaction. Ids are time-sortable and, since writers
-// take them in turn (events.repository.ts), ascending in commit order, so a feed read by id never skips one.
+// The outbox: every write inserts its events in its own transaction. Ids are time-sortable, and a feed read by id
+// never skips one: it waits for the account's writers in flight (events.repository.ts).
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('events')

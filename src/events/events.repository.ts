@@ -9,22 +9,15 @@ const eventOrderLock = 0x65767473;
 const onPostgres = (db: Executor) => db.getExecutor().adapter instanceof PostgresAdapter;
 
 /**
- * A writer's turn to record the account's events: answers the account's newest event id, for the new ones to follow.
- * On PostgreSQL writers hold the account's event lock shared until they commit, so they never wait on each other, and
- * readers of the order take it whole (awaitEventWriters). SQLite runs one write at a time. Taken last in a write.
+ * A writer's turn to record the account's events, and the account's newest event id ('' for none) for its ids to
+ * follow. Writers hold the account's event lock shared until they commit (PostgreSQL; SQLite runs one write at a
+ * time), so they never wait on each other; readers take it whole (awaitEventWriters). Taken last in a write.
  */
-export async function takeEventTurn(tx: Executor, accountId: string): Promise<string | undefined> {
+export async function takeEventTurn(tx: Executor, accountId: string): Promise<string> {
   if (onPostgres(tx)) {
     await sql`select pg_advisory_xact_lock_shared(${eventOrderLock}, hashtext(${accountId}))`.execute(tx);
   }
-  const last = await tx
-    .selectFrom('events')
-    .select('id')
-    .where('account_id', '=', accountId)
-    .orderBy('id', 'desc')
-    .limit(1)
-    .executeTakeFirst();
-  return last?.id;
+  return newestEventId(tx, accountId);
 }
 
 /**

@@ -95,8 +95,8 @@ export const EventListQuery = Type.Object(
       Type.Union([Type.Literal('asc'), Type.Literal('desc')], {
         default: 'asc',
         description:
-          '`asc` (the default) lists oldest first, to follow the feed: no event committed later sorts before one listed; `desc` newest first, to read ' +
-          'what changed lately',
+          '`asc` (the default) lists oldest first, to follow the feed: no event committed later sorts before one ' +
+          'listed; `desc` newest first, to read what changed lately',
       }),
     ),
     types: Type.Optional(

@@ -101,8 +101,8 @@ export function newId(kind: IdKind): string {
   return `${idPrefixes[kind]}_${idChars.toString('latin1')}`;
 }
 
-/** The largest step successor takes: 2^32, small beside the 2^80 of a random part. */
-const MAX_STEP = 2 ** 32;
+/** The largest step successor takes (randomInt's widest range), small beside the 2^80 of a random part. */
+const MAX_STEP = 2 ** 48 - 1;
 
 /**
  * An id after `id` in sort order: its random part raised by a random step, so ids that two writers make after the

@@ -23,10 +23,13 @@ describeEachDatabase('the event feed under concurrent writers', (ctx) => {
     let writing = true;
     const seen: string[] = [];
     let cursor: string | undefined;
-    const readOnce = async () => {
+    const pageAfter = async (call: typeof ctx.call, after: string | undefined) => {
       const query: Record<string, string> = { limit: '100' };
-      if (cursor !== undefined) query.after = cursor;
-      const page = ok(await through(seen.length)('GET', '/v1/events', { key, query }), 200);
+      if (after !== undefined) query.after = after;
+      return ok(await call('GET', '/v1/events', { key, query }), 200);
+    };
+    const readOnce = async () => {
+      const page = await pageAfter(through(seen.length), cursor);
       for (const event of page.events) seen.push(event.id);
       cursor = seen.at(-1) ?? cursor;
       return page.events.length;
@@ -66,9 +69,7 @@ describeEachDatabase('the event feed under concurrent writers', (ctx) => {
     const all: string[] = [];
     let after: string | undefined;
     for (;;) {
-      const query: Record<string, string> = { limit: '100' };
-      if (after !== undefined) query.after = after;
-      const page = ok(await ctx.call('GET', '/v1/events', { key, query }), 200);
+      const page = await pageAfter(ctx.call, after);
       all.push(...page.events.map((event: { id: string }) => event.id));
       if (page.nextKey === undefined) break;
       after = page.nextKey;

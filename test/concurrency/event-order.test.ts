@@ -42,9 +42,10 @@ describeEachDatabase('the event feed under concurrent writers', (ctx) => {
       }
       while ((await readOnce()) > 0);
     })();
-    // Eight writers at a time, each a bundle created and then renamed: two events, two transactions.
-    const writers = Array.from({ length: 8 }, async (_, w) => {
-      for (let i = 0; i < 10; i++) {
+    // Four writers at a time (few connections: the files beside this one use the same server), each a bundle
+    // created and then renamed: two events, two transactions.
+    const writers = Array.from({ length: 4 }, async (_, w) => {
+      for (let i = 0; i < 20; i++) {
         const call = through(w + i);
         const body = {
           header: { productId: `HDR-${w}-${i}`, properties: { name: 'Header' } },

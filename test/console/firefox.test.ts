@@ -14,8 +14,11 @@ import { bundlePageReads, screenshot } from './browser.ts';
 
 async function launchFirefox(): Promise<Browser> {
   // Firefox refuses to start for root when HOME belongs to someone else; puppeteer gives it a fresh profile.
+  // puppeteer waits 30 s for the browser by default, which a loaded CI machine once exceeded; 180 s is what
+  // playwright-core gives chromium.
   return puppeteer.launch({
     browser: 'firefox',
+    timeout: 180_000,
     executablePath: requirePath('firefox-esr'),
     headless: true,
     env: { ...process.env, HOME: process.env.HOME ?? '/root' },

@@ -141,11 +141,13 @@ export function describeEachDatabase(
       before(async () => {
         Object.assign(ctx, await setUp(dialect));
       });
+      body(ctx);
+      // Registered after the suite's own hooks, so it runs after them (node:test runs them in order): a browser or a
+      // second instance the suite made goes first, and cannot hold the app's close open with a connection.
       after(async () => {
         await ctx.app?.close();
         await ctx.database?.drop();
       });
-      body(ctx);
     });
   }
 }

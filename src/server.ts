@@ -1,3 +1,5 @@
+import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
 import { type App, buildApp } from './app.ts';
 import type { Config } from './config.ts';
 import { openDatabase, prepareStore, startFailure } from './db/store.ts';
@@ -25,6 +27,7 @@ export async function serve(config: Config, worker?: WorkerRole): Promise<void> 
     started.log.info('WEBHOOKS_SECRET_KEY is unset: webhook signing secrets are stored unsealed');
   }
   let address: string;
+  let unstarted: Set<Socket>;
 
   try {
     await prepareStore(database, (migration) => started.log.info({ migration }, 'migration applied'));
@@ -36,6 +39,7 @@ export async function serve(config: Config, worker?: WorkerRole): Promise<void> 
     // Past the cap Node closes a new connection as soon as it accepts it, before it can cost anything more.
     started.server.maxConnections = config.maxConnections;
     address = await started.listen({ port: config.port, host: config.host });
+    unstarted = connectionsWithoutRequest(started.server);
     // Out of descriptors, libuv drops what it cannot accept; when even that fails, Node reports EMFILE as the
     // server's error, which with no listener would end the process.
     started.server.on('error', (error) => started.log.warn({ err: error }, 'accepting a connection failed'));
@@ -78,6 +82,9 @@ export async function serve(config: Config, worker?: WorkerRole): Promise<void> 
     stopping = true;
     idleCollector.stop();
     started.log.info({ signal }, 'shutting down: finishing requests in flight');
+    // Node's closeIdleConnections leaves a connection that has sent no request open (a browser's preconnect):
+    // with no request to finish, it is closed now rather than holding the stop for the whole grace period.
+    for (const socket of unstarted) socket.destroy();
     // Idle connections close at once (Fastify's forceCloseConnections). A client that stalls mid-request, or a
     // request that runs long, keeps its connection only for the grace period; then every connection is cut and
     // the stop completes as usual.
@@ -111,6 +118,17 @@ export async function serve(config: Config, worker?: WorkerRole): Promise<void> 
 
   const ready = { address, database: database.dialect, at: database.description };
   started.log.info(ready, worker ? 'worker is ready' : 'cpq is ready');
+}
+
+/** The server's connections that have not yet sent a whole request's headers, kept current as they come and go. */
+function connectionsWithoutRequest(server: Server): Set<Socket> {
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  server.on('request', (request: { socket: Socket }) => sockets.delete(request.socket));
+  return sockets;
 }
 
 function megabytes(bytes: number): number {

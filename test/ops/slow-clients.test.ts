@@ -194,4 +194,46 @@ for (const dialect of dialects) {
       assert.ok(messages.includes('stopped'));
     });
   });
+
+  describe(`shutdown with connections that carry no request [${dialect}]`, () => {
+    let database: TestDatabase;
+    let server: ServerProcess;
+
+    before(async () => {
+      database = await createTestDatabase(dialect);
+      server = await startServer({
+        ...databaseEnv(database),
+        KEEP_ALIVE_TIMEOUT_MS: '120000',
+        SHUTDOWN_GRACE_MS: '60000',
+      });
+    });
+
+    after(async () => {
+      if (server?.child.exitCode === null) server.child.kill('SIGKILL');
+      await database?.drop();
+    });
+
+    test('SIGTERM closes a connection that never sent a request and an idle one at once, not after the grace period', async () => {
+      // As a browser preconnects: a connection opened and left without a request.
+      const preconnected = await openClient(server.address);
+      const idle = await openClient(server.address);
+      idle.socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+      while (!idle.received().includes('"ok"')) await new Promise((resolve) => setTimeout(resolve, 10));
+
+      const signalled = performance.now();
+      server.child.kill('SIGTERM');
+      const limit = setTimeout(() => server.child.kill('SIGKILL'), 20_000);
+      const exit = await server.exited;
+      clearTimeout(limit);
+      const ms = performance.now() - signalled;
+      assert.deepEqual(exit, { code: 0, signal: null }, server.stderr());
+      await preconnected.closed;
+      await idle.closed;
+      assert.equal(preconnected.received(), '');
+      assert.ok(ms < 5_000, `stopped ${Math.round(ms)} ms after SIGTERM, with a grace period of 60 s`);
+      assert.ok(
+        !server.logs().some((line) => line.msg === 'shutdown grace period over: closing every connection'),
+      );
+    });
+  });
 }

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { connect as connectTcp, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
+import type { Dialect } from '../../src/db/database.ts';
 import { createKey } from '../../src/keys/keys.service.ts';
 import { createTestDatabase, databaseEnv, dialects, type TestDatabase } from '../helpers/database.ts';
 import { type ServerProcess, startServer } from './server-process.ts';
@@ -75,43 +76,45 @@ test('the timeouts are configurable and the header timeout may not exceed the re
   assert.throws(() => loadConfig({ SHUTDOWN_GRACE_MS: 'soon' }), /SHUTDOWN_GRACE_MS/);
 });
 
+/** A service process on a fresh database of `dialect`, started with `env`, for the suite that calls this. */
+function serviceForSuite(dialect: Dialect, env: Record<string, string>) {
+  const service = {} as { database: TestDatabase; key: string; server: ServerProcess };
+  before(async () => {
+    service.database = await createTestDatabase(dialect);
+    service.key = (
+      await createKey(service.database.handle.db, { accountId: 'acme', name: null, readOnly: false })
+    ).plaintext;
+    service.server = await startServer({ ...databaseEnv(service.database), ...env });
+  });
+  after(async () => {
+    if (service.server?.child.exitCode === null) service.server.child.kill('SIGKILL');
+    await service.database?.drop();
+  });
+  return service;
+}
+
 for (const dialect of dialects) {
   describe(`slow clients are cut off [${dialect}]`, () => {
-    let database: TestDatabase;
-    let key = '';
-    let server: ServerProcess;
-
-    before(async () => {
-      database = await createTestDatabase(dialect);
-      key = (await createKey(database.handle.db, { accountId: 'acme', name: null, readOnly: false }))
-        .plaintext;
-      server = await startServer({
-        ...databaseEnv(database),
-        HEADERS_TIMEOUT_MS: '1000',
-        REQUEST_TIMEOUT_MS: '2000',
-        KEEP_ALIVE_TIMEOUT_MS: '500',
-      });
-    });
-
-    after(async () => {
-      if (server?.child.exitCode === null) server.child.kill('SIGKILL');
-      await database?.drop();
+    const service = serviceForSuite(dialect, {
+      HEADERS_TIMEOUT_MS: '1000',
+      REQUEST_TIMEOUT_MS: '2000',
+      KEEP_ALIVE_TIMEOUT_MS: '500',
     });
 
     test('headers dripped a byte at a time get 408 and the connection closed, no key needed', async () => {
-      const client = await openClient(server.address);
+      const client = await openClient(service.server.address);
       const sent = await drip(client, 'GET /v1/bundles HTTP/1.1\r\nHost: 127.0.0.1\r\nx-slow: ', 100, 10_000);
       assert.ok(sent > 5, 'the client was still sending');
       assertTimeoutProblem(client.received());
     });
 
     test('a body dripped a byte at a time gets 408 and the connection closed', async () => {
-      const client = await openClient(server.address);
+      const client = await openClient(service.server.address);
       client.socket.write(
         [
           'POST /v1/bundles HTTP/1.1',
           'Host: 127.0.0.1',
-          `x-api-key: ${key}`,
+          `x-api-key: ${service.key}`,
           'content-type: application/json',
           'content-length: 10000',
           '',
@@ -120,7 +123,9 @@ for (const dialect of dialects) {
       );
       await drip(client, '{"header":{"productId":"slow","properties":{"note":"', 100, 10_000);
       assertTimeoutProblem(client.received());
-      const listed = await fetch(`${server.address}/v1/bundles`, { headers: { 'x-api-key': key } });
+      const listed = await fetch(`${service.server.address}/v1/bundles`, {
+        headers: { 'x-api-key': service.key },
+      });
       assert.deepEqual(
         ((await listed.json()) as { bundles: unknown[] }).bundles,
         [],
@@ -129,7 +134,7 @@ for (const dialect of dialects) {
     });
 
     test('an idle kept-alive connection is closed after the keep-alive timeout', async () => {
-      const client = await openClient(server.address);
+      const client = await openClient(service.server.address);
       client.socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
       const limit = setTimeout(() => client.socket.destroy(new Error('kept open')), 10_000);
       await client.closed;
@@ -139,39 +144,24 @@ for (const dialect of dialects) {
   });
 
   describe(`shutdown with stalled and idle clients [${dialect}]`, () => {
-    let database: TestDatabase;
-    let key = '';
-    let server: ServerProcess;
-
-    before(async () => {
-      database = await createTestDatabase(dialect);
-      key = (await createKey(database.handle.db, { accountId: 'acme', name: null, readOnly: false }))
-        .plaintext;
-      // Timeouts far beyond the grace period: only shutdown can close these connections in time.
-      server = await startServer({
-        ...databaseEnv(database),
-        REQUEST_TIMEOUT_MS: '120000',
-        KEEP_ALIVE_TIMEOUT_MS: '120000',
-        SHUTDOWN_GRACE_MS: '500',
-      });
-    });
-
-    after(async () => {
-      if (server?.child.exitCode === null) server.child.kill('SIGKILL');
-      await database?.drop();
+    // Timeouts far beyond the grace period: only shutdown can close these connections in time.
+    const service = serviceForSuite(dialect, {
+      REQUEST_TIMEOUT_MS: '120000',
+      KEEP_ALIVE_TIMEOUT_MS: '120000',
+      SHUTDOWN_GRACE_MS: '500',
     });
 
     test('SIGTERM closes a stalled request and an idle connection after the grace period and exits 0', async () => {
-      const idle = await openClient(server.address);
+      const idle = await openClient(service.server.address);
       idle.socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
       while (!idle.received().includes('"ok"')) await new Promise((resolve) => setTimeout(resolve, 10));
 
-      const stalled = await openClient(server.address);
+      const stalled = await openClient(service.server.address);
       stalled.socket.write(
         [
           'POST /v1/bundles HTTP/1.1',
           'Host: 127.0.0.1',
-          `x-api-key: ${key}`,
+          `x-api-key: ${service.key}`,
           'x-request-id: stalled-1',
           'content-type: application/json',
           'content-length: 1000',
@@ -179,60 +169,52 @@ for (const dialect of dialects) {
           '{"header":',
         ].join('\r\n'),
       );
-      await server.waitForLog((line) => line.requestId === 'stalled-1' && line.msg === 'incoming request');
+      await service.server.waitForLog(
+        (line) => line.requestId === 'stalled-1' && line.msg === 'incoming request',
+      );
 
-      server.child.kill('SIGTERM');
-      const limit = setTimeout(() => server.child.kill('SIGKILL'), 10_000);
-      const exit = await server.exited;
+      service.server.child.kill('SIGTERM');
+      const limit = setTimeout(() => service.server.child.kill('SIGKILL'), 10_000);
+      const exit = await service.server.exited;
       clearTimeout(limit);
-      assert.deepEqual(exit, { code: 0, signal: null }, server.stderr());
+      assert.deepEqual(exit, { code: 0, signal: null }, service.server.stderr());
       await idle.closed;
       await stalled.closed;
       assert.equal(stalled.received(), '', 'the stalled request got no answer: it was cut');
-      const messages = server.logs().map((line) => line.msg);
+      const messages = service.server.logs().map((line) => line.msg);
       assert.ok(messages.includes('shutdown grace period over: closing every connection'));
       assert.ok(messages.includes('stopped'));
     });
   });
 
   describe(`shutdown with connections that carry no request [${dialect}]`, () => {
-    let database: TestDatabase;
-    let server: ServerProcess;
-
-    before(async () => {
-      database = await createTestDatabase(dialect);
-      server = await startServer({
-        ...databaseEnv(database),
-        KEEP_ALIVE_TIMEOUT_MS: '120000',
-        SHUTDOWN_GRACE_MS: '60000',
-      });
-    });
-
-    after(async () => {
-      if (server?.child.exitCode === null) server.child.kill('SIGKILL');
-      await database?.drop();
+    const service = serviceForSuite(dialect, {
+      KEEP_ALIVE_TIMEOUT_MS: '120000',
+      SHUTDOWN_GRACE_MS: '60000',
     });
 
     test('SIGTERM closes a connection that never sent a request and an idle one at once, not after the grace period', async () => {
       // As a browser preconnects: a connection opened and left without a request.
-      const preconnected = await openClient(server.address);
-      const idle = await openClient(server.address);
+      const preconnected = await openClient(service.server.address);
+      const idle = await openClient(service.server.address);
       idle.socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
       while (!idle.received().includes('"ok"')) await new Promise((resolve) => setTimeout(resolve, 10));
 
       const signalled = performance.now();
-      server.child.kill('SIGTERM');
-      const limit = setTimeout(() => server.child.kill('SIGKILL'), 20_000);
-      const exit = await server.exited;
+      service.server.child.kill('SIGTERM');
+      const limit = setTimeout(() => service.server.child.kill('SIGKILL'), 20_000);
+      const exit = await service.server.exited;
       clearTimeout(limit);
       const ms = performance.now() - signalled;
-      assert.deepEqual(exit, { code: 0, signal: null }, server.stderr());
+      assert.deepEqual(exit, { code: 0, signal: null }, service.server.stderr());
       await preconnected.closed;
       await idle.closed;
       assert.equal(preconnected.received(), '');
       assert.ok(ms < 5_000, `stopped ${Math.round(ms)} ms after SIGTERM, with a grace period of 60 s`);
       assert.ok(
-        !server.logs().some((line) => line.msg === 'shutdown grace period over: closing every connection'),
+        !service.server
+          .logs()
+          .some((line) => line.msg === 'shutdown grace period over: closing every connection'),
       );
     });
   });

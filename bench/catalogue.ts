@@ -6,7 +6,7 @@ import type { Insertable } from 'kysely';
 import { toStoredAdjustment, toStoredPrice } from '../src/catalogue/stored-prices.ts';
 import { catalogueTables, type Database, type Db } from '../src/db/database.ts';
 import { newId } from '../src/ids.ts';
-import { insertRows } from '../src/options/options.repository.ts';
+import { insertCatalogueRows } from '../src/options/options.repository.ts';
 import type { Adjustment } from '../src/pricing/adjustment.schema.ts';
 import { seededRandom } from '../test/helpers/random.ts';
 import { generateRules } from './rules.ts';
@@ -517,7 +517,7 @@ export async function bulkLoad(
   const flush = async () => {
     const all = <T extends CatalogueTable>(table: T) => batch.flatMap((rows) => rows[table]);
     await db.transaction().execute(async (trx) => {
-      for (const table of tables) await insertRows(trx, table, all(table));
+      for (const table of tables) await insertCatalogueRows(trx, table, all(table));
     });
     loaded += buffered;
     onProgress(loaded);

@@ -1,6 +1,5 @@
-import { CompiledQuery, type InsertObject, PostgresAdapter, type Selectable, sql } from 'kysely';
-import type { BundleOptionsTable, BundlesTable, Database, Db, Executor } from '../db/database.ts';
-import { withSearchText } from '../options/options.repository.ts';
+import { PostgresAdapter, type Selectable, sql } from 'kysely';
+import type { BundleOptionsTable, BundlesTable, Db, Executor } from '../db/database.ts';
 
 /** Every bundle of the account with what its key is made of and its tree_version, in id order. */
 export async function listBundleKeyRows(
@@ -100,53 +99,6 @@ export async function deleteVariantsRow(
     .where('price_book_id', '=', priceBookId)
     .where('product_id', '=', productId)
     .execute();
-}
-
-/** The text of an insert of `rows` rows into `columns`, by dialect, table, columns and row count: a few shapes. */
-const insertTexts = new Map<string, string>();
-
-function insertText(postgres: boolean, table: string, columns: readonly string[], rows: number): string {
-  const key = `${postgres}\n${table}\n${columns.join(',')}\n${rows}`;
-  let text = insertTexts.get(key);
-  if (text === undefined) {
-    let n = 0;
-    const tuple = () => `(${columns.map(() => (postgres ? `$${++n}` : '?')).join(', ')})`;
-    const values = Array.from({ length: rows }, tuple).join(', ');
-    text = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) values ${values}`;
-    insertTexts.set(key, text);
-  }
-  return text;
-}
-
-/**
- * Inserts rows of one table in statements of a few fixed sizes, each text made once: SQLite keeps every prepared
- * statement (sqlite-driver.ts), so it gets two shapes a table (50 rows, then one); PostgreSQL, which keeps none, 500.
- * Why not the query builder per row: bench/HISTORY.md.
- */
-export async function insertBatch<T extends keyof Database & string>(
-  tx: Executor,
-  table: T,
-  given: readonly InsertObject<Database, T>[],
-): Promise<void> {
-  const rows = withSearchText(table, given);
-  const first = rows[0];
-  if (first === undefined) return;
-  const postgres = tx.getExecutor().adapter instanceof PostgresAdapter;
-  const columns = Object.keys(first);
-  const chunk = postgres ? 500 : 50;
-  const insert = async (start: number, count: number) => {
-    const parameters: unknown[] = [];
-    for (let i = start; i < start + count; i++) {
-      const row = rows[i] as Record<string, unknown>;
-      for (const column of columns) parameters.push(row[column] ?? null);
-    }
-    await tx.executeQuery(CompiledQuery.raw(insertText(postgres, table, columns, count), parameters));
-  };
-  let start = 0;
-  for (; start + chunk <= rows.length || (postgres && start < rows.length); start += chunk) {
-    await insert(start, Math.min(chunk, rows.length - start));
-  }
-  for (; start < rows.length; start++) await insert(start, 1);
 }
 
 /** How far the rows written may outgrow what a table's statistics count before they are taken again. */

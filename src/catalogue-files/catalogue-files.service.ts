@@ -9,6 +9,7 @@ import { newId } from '../ids.ts';
 import {
   deleteOptionProductRow,
   deleteOptionRow,
+  insertCatalogueRows,
   storedProperties,
   updateOptionProductRow,
   updateOptionRow,
@@ -40,7 +41,6 @@ import {
   deletePriceRows,
   deleteStagedBundles,
   deleteVariantsRow,
-  insertBatch,
   listBundleKeyRows,
   listBundlesByIds,
   listStaleStagedBundles,
@@ -250,7 +250,7 @@ class Inserts {
       // Dropped before they are written, so a table's rows are garbage while the next table's are written.
       this.#rows.delete(table);
       if (rows && rows.length > 0) {
-        await insertBatch(tx, table, rows as never[]);
+        await insertCatalogueRows(tx, table, rows as never[]);
         this.#written.set(table, (this.#written.get(table) ?? 0) + rows.length);
       }
     }

@@ -2,7 +2,7 @@ import type { Executor } from '../db/database.ts';
 import { newId } from '../ids.ts';
 import { listBooksOfOptions, listRowsOfBooks, toPriceBook } from '../price-books/price-books.repository.ts';
 import type { PriceBook } from '../price-books/price-books.schemas.ts';
-import { insertRows, listProductsOfOptions, type OptionRow } from './options.repository.ts';
+import { insertCatalogueRows, listProductsOfOptions, type OptionRow } from './options.repository.ts';
 
 export interface CopyTarget {
   bundleId: string;
@@ -56,8 +56,8 @@ export async function copyOptions(
     created_at: target.now,
     updated_at: target.now,
   }));
-  await insertRows(tx, 'bundle_options', options);
-  await insertRows(
+  await insertCatalogueRows(tx, 'bundle_options', options);
+  await insertCatalogueRows(
     tx,
     'option_products',
     products.map((p) => ({
@@ -78,11 +78,11 @@ export async function copyOptions(
     created_at: target.now,
     updated_at: target.now,
   }));
-  await insertRows(tx, 'price_books', copiedBooks);
+  await insertCatalogueRows(tx, 'price_books', copiedBooks);
   if (sourceBookIds.length > 0) {
     const newBookId = (id: string) => bookIds.get(id) as string;
     const entries = await listRowsOfBooks(tx, 'price_book_products', accountId, sourceBookIds);
-    await insertRows(
+    await insertCatalogueRows(
       tx,
       'price_book_products',
       entries.map((e) => ({
@@ -94,7 +94,7 @@ export async function copyOptions(
     // Prices and variant tables hang off (book, product) alone: a copy differs only in its book.
     for (const table of ['price_book_prices', 'product_variants'] as const) {
       const rows = await listRowsOfBooks(tx, table, accountId, sourceBookIds);
-      await insertRows(
+      await insertCatalogueRows(
         tx,
         table,
         rows.map((row) => ({ ...row, price_book_id: newBookId(row.price_book_id) })),

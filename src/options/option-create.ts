@@ -5,7 +5,12 @@ import { newId } from '../ids.ts';
 import { insertPriceBook } from '../price-books/price-books.repository.ts';
 import type { PriceBook } from '../price-books/price-books.schemas.ts';
 import { bodyItem, type ProblemItem, pointer } from '../problems.ts';
-import { insertRows, type OptionProductRow, type OptionRow, storedProperties } from './options.repository.ts';
+import {
+  insertCatalogueRows,
+  type OptionProductRow,
+  type OptionRow,
+  storedProperties,
+} from './options.repository.ts';
 import { type OptionCreateBody, type OptionProductInput, placedOrders } from './options.schemas.ts';
 
 export function rangeProblem(
@@ -138,8 +143,8 @@ export async function insertOption(
     created_at: now,
     updated_at: now,
   };
-  await insertRows(tx, 'bundle_options', [option]);
-  await insertRows(
+  await insertCatalogueRows(tx, 'bundle_options', [option]);
+  await insertCatalogueRows(
     tx,
     'option_products',
     productRows(accountId, { bundleId, optionId: option.id }, body.products ?? [], 0, now),

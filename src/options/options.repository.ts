@@ -1,5 +1,6 @@
 import { type InsertObject, PostgresAdapter, type Selectable, sql, type Updateable } from 'kysely';
 import type { BundleOptionsTable, Database, Executor, OptionProductsTable } from '../db/database.ts';
+import { insertRows } from '../db/insert-rows.ts';
 import { searchTextOf } from '../db/search-text.ts';
 import { type BundleOption, type OptionProduct, orderAfter } from './options.schemas.ts';
 
@@ -149,11 +150,8 @@ export async function nextProductDisplayOrder(
   return row?.last == null ? 0 : orderAfter(Number(row.last));
 }
 
-// SQLite binds at most 32766 parameters per statement and PostgreSQL 65535; rows here have at most 14 columns.
-const insertChunk = 500;
-
 /** The rows as stored: an option product's search text is made here from its productId and properties. */
-export function withSearchText<T extends keyof Database & string>(
+function withSearchText<T extends keyof Database & string>(
   table: T,
   rows: readonly InsertObject<Database, T>[],
 ): InsertObject<Database, T>[] {
@@ -164,19 +162,13 @@ export function withSearchText<T extends keyof Database & string>(
   })) as InsertObject<Database, T>[];
 }
 
-/** Inserts any number of rows, in statements small enough for either database. */
-export async function insertRows<T extends keyof Database & string>(
+/** Inserts any number of rows of a catalogue table, with the search text an option product's row stores. */
+export async function insertCatalogueRows<T extends keyof Database & string>(
   db: Executor,
   table: T,
-  rows: InsertObject<Database, T>[],
+  rows: readonly InsertObject<Database, T>[],
 ): Promise<void> {
-  const stored = withSearchText(table, rows);
-  for (let start = 0; start < stored.length; start += insertChunk) {
-    await db
-      .insertInto(table)
-      .values(stored.slice(start, start + insertChunk))
-      .execute();
-  }
+  await insertRows(db, table, withSearchText(table, rows));
 }
 
 /** New properties of an option product as stored, with the search text made from them. */

@@ -23,7 +23,7 @@ import {
   findOption,
   findOptionProduct,
   findOptionProductById,
-  insertRows,
+  insertCatalogueRows,
   listOptionsOfBundle,
   listProductsOfOption,
   nextOptionDisplayOrder,
@@ -244,7 +244,7 @@ export async function addOptionProducts(
     throwIfConflicts(productConflicts(products, new Set(existing.map((p) => p.product_id)), ''));
     const first = await nextProductDisplayOrder(tx, accountId, optionId);
     const now = option.updated_at;
-    await insertRows(
+    await insertCatalogueRows(
       tx,
       'option_products',
       productRows(accountId, { bundleId, optionId }, products, first, now),

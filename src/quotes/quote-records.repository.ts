@@ -7,6 +7,7 @@ import {
   type Updateable,
 } from 'kysely';
 import type { Database, Executor, QuoteLinesTable, QuoteStatus, QuotesTable } from '../db/database.ts';
+import { insertRows } from '../db/insert-rows.ts';
 import { named } from '../db/named-statements.ts';
 import { searchPattern } from '../db/search-text.ts';
 
@@ -54,13 +55,7 @@ export async function replaceQuoteLines(
 
 /** The lines of a new quote. */
 export async function insertQuoteLines(tx: Executor, lines: QuoteLineRow[]): Promise<void> {
-  // 12 columns a line: 1000 lines (a quote's most) fit both databases' parameter limits in 250s.
-  for (let start = 0; start < lines.length; start += 250) {
-    await tx
-      .insertInto('quote_lines')
-      .values(lines.slice(start, start + 250))
-      .execute();
-  }
+  await insertRows(tx, 'quote_lines', lines);
 }
 
 export async function findQuote(db: Executor, accountId: string, id: string): Promise<QuoteRow | undefined> {

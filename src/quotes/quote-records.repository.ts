@@ -18,12 +18,11 @@ export type QuoteLineRow = Selectable<QuoteLinesTable>;
 export const formatQuoteNumber = (sequence: number) => `Q-${String(sequence).padStart(6, '0')}`;
 
 /**
- * The account's next quote number, taken with one upsert: its row stays locked (PostgreSQL) or the database's
- * writer held (SQLite) until the creating transaction ends, so no two quotes of an account, on any instance, get
- * the same number, and a rolled-back create gives its number back.
+ * The account's next quote number, taken with one upsert in a statement of its own: no two quotes of an account, on
+ * any instance, get the same number, and the counter row is locked only for that statement, not for a whole create.
  */
-export async function takeQuoteNumber(tx: Executor, accountId: string): Promise<string> {
-  const row = await tx
+export async function takeQuoteNumber(db: Executor, accountId: string): Promise<string> {
+  const row = await db
     .insertInto('quote_numbers')
     .values({ account_id: accountId, last_number: 1 })
     .onConflict((oc) =>

@@ -379,13 +379,14 @@ export async function createQuote(
 ): Promise<WrittenQuote> {
   const { body } = input;
   const priced = refuseUnknownReferences(await price(scope, input.catalogues, body));
-  // Worked out before the transaction, which then holds the account's number (and the writer) only to write.
+  // Worked out before the transaction, which then holds the writer only to write.
   const header = wholeHeader(body);
   const columns = pricedColumns(body, priced);
+  const accountId = scope.account.id;
+  // Its own statement: held to the end of the create, the account's counter row made its creates one at a time.
+  const number = await takeQuoteNumber(scope.db, accountId);
   return scope.db.transaction().execute(async (tx) => {
     const now = scope.now().toISOString();
-    const accountId = scope.account.id;
-    const number = await takeQuoteNumber(tx, accountId);
     const row: QuoteRow = {
       account_id: accountId,
       id: newId('quote'),

@@ -81,11 +81,9 @@ async function sqliteTriggers(db: Kysely<unknown>): Promise<void> {
     .execute(db);
 }
 
-// PostgreSQL: statement triggers over transition tables (`changed`, and `before` for updates), so a statement
-// writing many rows of a bundle (a clone, a price list) moves it once, rather than making a row version per row.
 /**
- * The function every PostgreSQL trigger of a bundle's tree runs. With `optionCounts` (migration 0012), the
- * bundle_options branches also move the bundles' counts of options by type, in the same statement.
+ * The function every PostgreSQL statement trigger of a bundle's tree runs, over its transition tables, so a statement
+ * writing many rows of a bundle moves it once. With `optionCounts` (migration 0012), it also moves the option counts.
  */
 export function postgresTreeFunction(optionCounts = false): string {
   const bump = (counts: string, from: string, moved = '') =>

@@ -1,6 +1,6 @@
 // Finalizing quotes: each finalize moves one approved quote, once, so it cannot be driven by autocannon's repeated
 // request. The quotes are made first (saved and submitted), then finalized by 50 connections at once, each taking
-// the next quote, every latency kept.
+// the next quote: a warm-up's worth unmeasured, as every scenario warms up first, then the rest, every latency kept.
 import { type Measurement, percentile } from './load.ts';
 import { BenchError, call, callOk } from './scenarios.ts';
 
@@ -25,18 +25,26 @@ async function inParallel<T>(
   return { latencies, statuses };
 }
 
-/** `count` approved quotes of `body`, made 8 at a time; then every one finalized, `connections` at a time. */
+/**
+ * `warmup + count` approved quotes of `body`, made 8 at a time; then every one finalized, `connections` at a time,
+ * the first `warmup` unmeasured.
+ */
 export async function measureFinalize(
   baseUrl: string,
   key: string,
   body: string,
-  count: number,
+  counts: { warmup: number; count: number },
   connections: number,
   onPhase: (text: string) => void,
 ): Promise<Measurement> {
+  const { warmup, count } = counts;
   const headers = { 'x-api-key': key };
-  onPhase(`making ${count} approved quotes`);
-  const ids = Array.from({ length: count }, (_, i) => i);
+  const finalize = async (id: string) => {
+    const { status } = await call({ url: `${baseUrl}/v1/quotes/${id}/finalize`, method: 'POST', headers });
+    return status;
+  };
+  onPhase(`making ${warmup + count} approved quotes`);
+  const ids = Array.from({ length: warmup + count }, (_, i) => i);
   const quotes: string[] = [];
   await inParallel(ids, 8, async () => {
     const made = await callOk({ url: `${baseUrl}/v1/quotes`, method: 'POST', headers, body });
@@ -44,12 +52,13 @@ export async function measureFinalize(
     quotes.push(made.id as string);
     return 200;
   });
+  onPhase(`warm-up: finalizing ${warmup} quotes, ${connections} at once`);
+  const warmed = await inParallel(quotes.splice(0, warmup), connections, finalize);
+  if (warmed.statuses.some((s) => s !== 200))
+    throw new BenchError(`warm-up finalizes answered ${warmed.statuses}`);
   onPhase(`finalizing ${count} quotes, ${connections} at once`);
   const started = performance.now();
-  const { latencies, statuses } = await inParallel(quotes, connections, async (id) => {
-    const { status } = await call({ url: `${baseUrl}/v1/quotes/${id}/finalize`, method: 'POST', headers });
-    return status;
-  });
+  const { latencies, statuses } = await inParallel(quotes, connections, finalize);
   const seconds = (performance.now() - started) / 1000;
   if (latencies.length !== count) throw new BenchError(`${latencies.length} of ${count} finalizes answered`);
   const sorted = Float64Array.from(latencies).sort();

@@ -599,7 +599,7 @@ async function finalizeScenario(service: ServiceUnderTest, key: string, seeded: 
     service.baseUrl,
     key,
     quoteBody(large, quoteLines),
-    50 * settings.seconds,
+    { warmup: 50 * settings.warmupSeconds, count: 50 * settings.seconds },
     settings.connections,
     (text) => progress.phase(`quote-finalize: ${text}`),
   );

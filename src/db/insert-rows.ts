@@ -27,9 +27,9 @@ function columnsOf(rows: readonly Record<string, unknown>[]): string[] {
 }
 
 /**
- * Inserts rows of one table in statements of a few sizes, each text made once: as many rows as a statement may hold
- * (SQLite 50, PostgreSQL 500), then what is left in powers of two. SQLite keeps every prepared statement
- * (sqlite-driver.ts), so a table has at most seven shapes. Why not the query builder: bench/HISTORY.md.
+ * Inserts rows of one table in statements of 50 rows (SQLite; 500 on PostgreSQL, within its parameter limit at 14
+ * columns), then the rest in powers of two, each text made once: SQLite keeps every prepared statement
+ * (sqlite-driver.ts), so a table has at most seven. Why not the query builder: bench/HISTORY.md.
  */
 export async function insertRows<T extends keyof Database & string>(
   tx: Executor,

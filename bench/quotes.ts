@@ -54,8 +54,8 @@ export async function measureFinalize(
   });
   onPhase(`warm-up: finalizing ${warmup} quotes, ${connections} at once`);
   const warmed = await inParallel(quotes.splice(0, warmup), connections, finalize);
-  if (warmed.statuses.some((s) => s !== 200))
-    throw new BenchError(`warm-up finalizes answered ${warmed.statuses}`);
+  const refused = warmed.statuses.filter((s) => s !== 200);
+  if (refused.length > 0) throw new BenchError(`${refused.length} warm-up finalizes answered ${refused[0]}`);
   onPhase(`finalizing ${count} quotes, ${connections} at once`);
   const started = performance.now();
   const { latencies, statuses } = await inParallel(quotes, connections, finalize);
